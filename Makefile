@@ -1,0 +1,44 @@
+# mdmem: `make run` indexes the bundled samples and searches them; `make test` runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   := .demo
+MDMEM  := $(BIN)/mdmem --home $(DEMO)/home --project $(DEMO)/project
+export HF_HUB_OFFLINE := 1
+
+.PHONY: install run test bench eval install-service clean
+
+# torch goes first: the CPU wheel it resolves to keeps sentence-transformers from pulling a CUDA build
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	rm -rf $(DEMO) && mkdir -p $(DEMO)
+	cp -r memory_samples/home $(DEMO)/home && cp -r memory_samples/project $(DEMO)/project
+	$(MDMEM) index
+	@for q in "手冲咖啡加糖吗" "数据库迁移事故的根本原因" "季度报告什么时候截止" \
+	          "SQLite database is locked busy_timeout" "When is Alex Chen's birthday" \
+	          "what was the root cause of the migration incident"; do \
+	  echo; echo "==> mdmem search \"$$q\" --limit 3"; $(MDMEM) search "$$q" --limit 3 || exit 1; \
+	done
+	@echo; $(MDMEM) stats
+
+test: install
+	$(BIN)/python -m pytest -q
+
+eval: install
+	$(BIN)/python bench/eval.py
+
+install-service: install
+	mkdir -p $(HOME)/.config/systemd/user
+	sed "s|@MDMEM@|$(abspath $(BIN))/mdmem|" systemd/mdmem.service > $(HOME)/.config/systemd/user/mdmem.service
+	systemctl --user daemon-reload && systemctl --user enable --now mdmem.service
+
+clean:
+	rm -rf $(DEMO) .pytest_cache bench/out

@@ -1,0 +1,5 @@
+"""`python -m indexer` runs the mdmem command line."""
+
+from .cli import main
+
+main()

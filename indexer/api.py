@@ -1,0 +1,93 @@
+"""The library face of mdmem: `Memory` opens the stores once and serves index, search and stats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import config as config_mod
+from . import store
+from .config import Config
+from .embedder import load_embedder
+from .models import Hit
+from .rebuild import rebuild_store
+from .search import make_query, search
+from .stores import Store, open_store, store_roots
+from .sync import SyncReport, sync_store
+
+
+class Memory:
+    """Long-term memory over the global and project Markdown stores.
+
+    >>> mem = Memory(home="~/.mdmem", project=".")
+    >>> mem.index()
+    >>> for hit in mem.search("what did we decide about backups"):
+    ...     print(hit.uri, hit.start_line, hit.content)
+    """
+
+    def __init__(self, home: str | Path | None = None, project: str | Path | None = None, *,
+                 cfg: Config | None = None, embedder=None, warn=None, **settings):
+        self.cfg = cfg or config_mod.load(home=Path(home) if home else None,
+                                          project=Path(project) if project else None, **settings)
+        self._embedder = embedder
+        self._stores: dict[str, Store] = {}
+        self._warn = warn or (lambda message: None)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            self._embedder = load_embedder(self.cfg, fallback=True, warn=self._warn)
+        return self._embedder
+
+    def stores(self, scope: str = "all") -> list[Store]:
+        if scope not in config_mod.SCOPES:
+            from .errors import InputError
+            raise InputError(f"unknown scope {scope!r}; choose all, global or project")
+        out = []
+        for name, root in store_roots(self.cfg, scope):
+            if name not in self._stores:
+                self._stores[name] = open_store(name, root, self.embedder)
+            out.append(self._stores[name])
+        return out
+
+    def close(self) -> None:
+        for st in self._stores.values():
+            st.close()
+        self._stores.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- operations --------------------------------------------------------------------------
+    def index(self, scope: str = "all", progress=None) -> list[SyncReport]:
+        """Incremental sync: new, changed and deleted files only."""
+        return [sync_store(st, self.embedder, self.cfg, progress=progress, warn=self._warn)
+                for st in self.stores(scope)]
+
+    def rebuild(self, scope: str = "all", no_cache: bool = False, progress=None) -> list[SyncReport]:
+        """Recreate the index from the Markdown and swap it in atomically."""
+        reports = []
+        for name, root in store_roots(self.cfg, scope):
+            st = self._stores.pop(name, None)
+            if st is not None:
+                st.close()
+            reports.append(rebuild_store(name, root, self.embedder, self.cfg, no_cache=no_cache,
+                                         progress=progress, warn=self._warn))
+        return reports
+
+    def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
+               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True) -> list[Hit]:
+        """One merged ranking over the chosen stores; every returned hit counts as an access."""
+        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain)
+        return search(self.stores(scope), self.embedder, self.cfg, q, bump=bump)
+
+    def stats(self, scope: str = "all") -> dict:
+        out = {}
+        for st in self.stores(scope):
+            s = store.get_stats(st.con)
+            s.update(root=str(st.root), index=str(st.index_path), embedder=store.read_meta(st.con).get("embedder"))
+            out[st.name] = s
+        return out

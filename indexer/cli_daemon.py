@@ -1,0 +1,3 @@
+"""Command-line commands for cli_daemon (registered by cli.py)."""
+
+COMMANDS: list = []

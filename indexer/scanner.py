@@ -1,0 +1,97 @@
+"""Which files below a store root are notes, and how to read one safely."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pathspec
+
+from .errors import NoteError
+
+MAX_NOTE_BYTES = 20 * 1024 * 1024  # beyond this a "note" is almost surely not one
+
+
+def is_temp_name(name: str) -> bool:
+    """Editor scratch files: vim swap/probe, emacs lock/backup, atomic-save temps."""
+    return (name.startswith((".", "~", "#")) or name.endswith(("~", ".swp", ".swx", ".tmp", ".bak", ".part"))
+            or name == "4913" or ".tmp." in name or name.startswith("index.db"))
+
+
+class NoteFilter:
+    """Decides whether a path below one root is an indexable note (.mdmemignore respected)."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self._spec = self._load_ignore()
+
+    def _load_ignore(self):
+        ignore = self.root / ".mdmemignore"
+        try:
+            lines = ignore.read_text(encoding="utf-8").splitlines()
+        except (FileNotFoundError, UnicodeDecodeError, OSError):
+            return None
+        return pathspec.PathSpec.from_lines("gitignore", lines)
+
+    def reload(self) -> None:
+        self._spec = self._load_ignore()
+
+    def uri_of(self, path: Path | str) -> str | None:
+        """The note's uri, or None when the path is not an indexable note of this root."""
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root))
+        except ValueError:
+            return None
+        parts = rel.parts
+        if not parts or not parts[-1].endswith(".md") or is_temp_name(parts[-1]):
+            return None
+        if any(p.startswith(".") for p in parts[:-1]):
+            return None
+        uri = "/".join(parts)
+        if self._spec is not None and self._spec.match_file(uri):
+            return None
+        return uri
+
+    def walk(self):
+        """Yield (uri, path) of every note below the root, in a stable order."""
+        if not self.root.is_dir():
+            return
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                path = Path(dirpath) / name
+                uri = self.uri_of(path)
+                if uri is not None and path.is_file():
+                    yield uri, path
+
+
+def decode_note(data: bytes, uri: str) -> str:
+    """UTF-8 (BOM or not) or UTF-16 with a BOM; anything else is refused with a fix."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NoteError(f"{uri}: not UTF-8 text (byte {exc.start}); convert it, e.g. `iconv -f GBK -t UTF-8`") from exc
+    if "\x00" in text:
+        raise NoteError(f"{uri}: contains NUL bytes, looks binary; rename it away from .md or fix it")
+    return text
+
+
+def read_note(path: Path, uri: str) -> tuple[bytes, os.stat_result]:
+    try:
+        st = path.stat()
+        if st.st_size > MAX_NOTE_BYTES:
+            raise NoteError(f"{uri}: {st.st_size} bytes is over the {MAX_NOTE_BYTES} byte note limit; split it or add it to .mdmemignore")
+        with open(path, "rb") as f:
+            data = f.read()
+    except PermissionError as exc:
+        raise NoteError(f"{uri}: cannot read ({exc.strerror}); fix its permissions, e.g. `chmod u+r`") from exc
+    except IsADirectoryError as exc:
+        raise NoteError(f"{uri}: is a folder, not a note") from exc
+    except OSError as exc:
+        raise NoteError(f"{uri}: cannot read ({exc.strerror or exc})") from exc
+    return data, st

