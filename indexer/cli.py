@@ -122,8 +122,8 @@ def doctor(c: CliContext):
 
 def _register_extensions() -> None:
     """Commands that live in their own modules (daemon, agent tools, maintenance)."""
-    from . import cli_agent, cli_daemon
-    for module in (cli_daemon, cli_agent):
+    from . import cli_agent, cli_daemon, cli_maint
+    for module in (cli_daemon, cli_agent, cli_maint):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,0 +1,3 @@
+"""Command-line commands for maintenance and verification (registered by cli.py)."""
+
+COMMANDS: list = []
