@@ -12,7 +12,7 @@ from .models import Chunk, Note
 from .textseg import count_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-1"
+CHUNKER_VERSION = "md-blocks-2"
 MIN_STANDALONE_CHARS = 20
 
 _MD = MarkdownIt("commonmark").enable("table")
@@ -43,7 +43,7 @@ def parse_note(text: str, uri: str, target_tokens: int = 220, max_tokens: int = 
     fm, fm_lines = split_front_matter(text)
     lines = text.split("\n")
     pieces = list(_pieces(lines, fm_lines, max_tokens))
-    chunks = _assemble(pieces, lines, uri, target_tokens)
+    chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens)
     parent_dir = uri.split("/", 1)[0] if "/" in uri else ""
     evergreen = fm.evergreen if fm.evergreen is not None else parent_dir == "user"
     return Note(
@@ -130,8 +130,12 @@ def _split_line(line: str, max_tokens: int) -> list[str]:
     return [p for p in parts if p.strip()] or [line]
 
 
-def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int) -> list[Chunk]:
-    """Merge pieces up to `target` tokens; a heading starts a chunk and never ends one."""
+def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, limit: int) -> list[Chunk]:
+    """Merge pieces up to `target` tokens; a heading starts a chunk and never ends one.
+
+    A block ending in a colon introduces the next one ("two causes:" + the list), so the
+    two stay together up to `limit` tokens.
+    """
     groups: list[list[_Piece]] = []
     cur: list[_Piece] = []
     cur_tokens = 0
@@ -140,7 +144,9 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int) -> 
         has_body = any(not q.is_heading for q in cur)
         partial_switch = cur and (p.text is not None or cur[-1].text is not None) and (
             p.text is None or cur[-1].text is None or p.start != cur[-1].start)
-        if cur and has_body and (p.is_heading or cur_tokens + ptoks > target or partial_switch):
+        introduces = cur and cur[-1].text is None and _piece_text(cur[-1], lines).rstrip().endswith((":", "："))
+        over = cur_tokens + ptoks > (limit if introduces else target)
+        if cur and has_body and (p.is_heading or over or partial_switch):
             groups.append(cur)
             cur, cur_tokens = [], 0
         cur.append(p)

@@ -95,7 +95,8 @@ def query_terms(text: str, drop_stopwords: bool = True) -> list[str]:
             terms.append(toks[0])
     if not drop_stopwords:
         return terms
-    kept = [t for t in terms if t not in _EN_STOP and t not in _ZH_STOP]
+    # a lone latin letter ("s" of "Chen's", "t" of "don't") matches nearly every English note
+    kept = [t for t in terms if t not in _EN_STOP and t not in _ZH_STOP and not (len(t) == 1 and t.isascii())]
     return kept or terms
 
 

@@ -63,3 +63,10 @@ def test_bad_front_matter_is_a_warning_not_a_failure():
 def test_empty_and_whitespace_notes_have_no_chunks():
     assert parse_note("", "e.md").chunks == ()
     assert parse_note("\n\n   \n", "e.md").chunks == ()
+
+
+def test_block_ending_in_a_colon_stays_with_the_list_it_introduces():
+    item = "迁移脚本在执行之前会先隐式提交，所以整个迁移根本不在一个事务里，后面的失败也回滚不了。"
+    text = "## 根本原因\n\n根本原因有两个：\n\n1. " + item * 3 + "\n2. " + item * 3 + "\n"
+    note = parse_note(text, "journal/x.md", target_tokens=120, max_tokens=400)
+    assert len(note.chunks) == 1 and "1. " in note.chunks[0].content
