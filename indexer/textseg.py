@@ -22,7 +22,8 @@ _EN_STOP = frozenset(
     "its me my of on or our so that the their them then there these they this to was we were "
     "what when where which who whom why will with would you your".split()
 )
-_ZH_STOP = frozenset("的 了 是 在 和 与 及 吗 呢 吧 啊 呀 哪些 什么 怎么 怎样 哪个 哪 谁 几 多少 为什么 如何 有 也 都 就 这 那 把 被 对".split())
+_ZH_STOP = frozenset("的 了 是 在 和 与 及 吗 呢 吧 啊 呀 哪些 什么 怎么 怎样 哪个 哪 谁 几 多少 为什么 如何 有 也 都 就 这 那 把 被 对 "
+                      "我 你 他 她 它 我们 你们 他们 她们 请问 一下".split())
 
 
 @lru_cache(maxsize=65536)
