@@ -286,6 +286,7 @@ class Daemon:
             if self._embedder is None:
                 self._embedder = load_embedder(self.cfg, fallback=True,
                                                warn=lambda m: self._log.warning("embedder_fallback", reason=m))
+            self._warm_up()
             for name, root in roots:
                 w = StoreWriter(name, root, self._embedder, self.cfg, self.stopping)
                 w.start()
@@ -301,6 +302,7 @@ class Daemon:
             self.watcher.start()
             for w in self.writers.values():
                 w.submit("reconcile")
+            self.give_back(self.reader())  # open one reader's connections before the first request
             self.server = Server(self.cfg, self)
             self.server.start()
             self.scheduler = Scheduler(self.cfg, self.enqueue_all)
@@ -315,6 +317,13 @@ class Daemon:
         finally:
             self._shutdown()
         return 0
+
+    def _warm_up(self) -> None:
+        """Load the model's weights now, so the first edit or search does not pay for it."""
+        try:
+            self._embedder.embed_query("mdmem warm-up")
+        except Exception as exc:  # a model that cannot embed still leaves full-text search working
+            self._log.warning("embedder_warm_up_failed", error=str(exc))
 
     def _install_signals(self) -> None:
         def stop(signum, _frame):
