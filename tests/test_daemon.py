@@ -251,6 +251,18 @@ def test_cli_search_status_decay_go_through_the_daemon(served):
     assert served.uris("quetzal") == {"cli.md"}
 
 
+def test_sighup_reloads_the_configuration(served):
+    (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\n")
+    try:
+        served.proc.send_signal(signal.SIGHUP)
+        assert eventually(lambda: '"debounce_ms": 120' in served.log.read_text() and
+                          '"reconcile_minutes": 5.0' in served.log.read_text())
+        write(served.notes / "after_hup.md", "# Hup\n\nhangupword\n")
+        assert eventually(lambda: served.uris("hangupword") == {"after_hup.md"})
+    finally:
+        (served.home / "config.toml").unlink()
+
+
 def test_second_serve_on_the_same_store_refuses(served):
     r = served.cli("serve")
     assert r.returncode != 0
@@ -293,3 +305,18 @@ def test_without_a_daemon_commands_work_in_process(tmp_path):
     assert json.loads(d.cli("status", "--json").stdout)["project"]["stale"] is True
     r = d.cli("search", "solitaire", "--mode", "fts", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)[0]["uri"] == "solo.md"
+
+
+def test_systemd_unit_is_a_valid_user_unit(tmp_path):
+    unit = (Path(__file__).resolve().parents[1] / "systemd" / "mdmem.service").read_text()
+    assert "ExecStart=@MDMEM@ serve" in unit and "WantedBy=default.target" in unit
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd is not installed")
+    filled = tmp_path / "mdmem.service"
+    filled.write_text(unit.replace("@MDMEM@", sys.executable + " -m indexer"))
+    for mode in (["--user"], []):  # containers often have no user manager; the system one checks syntax too
+        r = subprocess.run(["systemd-analyze", *mode, "verify", str(filled)], capture_output=True, text=True)
+        if "Failed to initialize manager" not in r.stderr:
+            assert r.returncode == 0, r.stderr
+            return
+    pytest.skip("no systemd manager available to verify with")
