@@ -91,3 +91,26 @@ class Memory:
             s.update(root=str(st.root), index=str(st.index_path), embedder=store.read_meta(st.con).get("embedder"))
             out[st.name] = s
         return out
+
+    # -- daemon-era operations: status, decay and cleanup passes ------------------------------------
+    def status(self, scope: str = "all") -> dict:
+        """Per store: files, chunks, last sync, and whether the index lags the notes (stat scan)."""
+        from .passes import stale_files
+        out = {}
+        for st in self.stores(scope):
+            s = store.get_stats(st.con)
+            lagging = stale_files(st)
+            out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
+                            "vectors": s["vectors"], "pending": lagging, "busy": None,
+                            "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
+        return out
+
+    def decay(self, scope: str = "all") -> list[dict]:
+        """Recompute every chunk's strength now (what the daemon's hourly pass does)."""
+        from .passes import decay_store
+        return [decay_store(st, self.cfg) for st in self.stores(scope)]
+
+    def cleanup(self, scope: str = "all") -> list[dict]:
+        """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
+        from .passes import cleanup_store
+        return [cleanup_store(st) for st in self.stores(scope)]

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .cli_common import CliContext, pass_ctx, print_hits, progress_bar, warn
+from .cli_daemon import backend
 from .errors import InputError, MdmemError
 
 
@@ -44,7 +45,7 @@ def index(c: CliContext):
 @pass_ctx
 def rebuild(c: CliContext, scope, no_cache):
     """Recreate the index from the Markdown into a new file and swap it in atomically."""
-    mem = c.memory()
+    mem = backend(c)  # a running daemon rebuilds (shadow file, swap) and streams progress
     for rep in mem.rebuild(scope=scope, no_cache=no_cache, progress=progress_bar("rebuilding")):
         click.echo(f"{rep.store}: rebuilt {rep.indexed} files, {rep.chunks_added} chunks, "
                    f"{rep.embedded} embedded, {len(rep.skipped)} skipped in {rep.seconds:.2f}s")
@@ -63,7 +64,7 @@ def rebuild(c: CliContext, scope, no_cache):
 @pass_ctx
 def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch):
     """Hybrid (full-text + vector) search over the global and project notes."""
-    mem = c.memory()
+    mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
         _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain)
         return

@@ -41,9 +41,9 @@ class Config:
     decay_floor: float = 0.5
     half_life_days: float = 30.0
     debounce_ms: int = 300
-    reconcile_minutes: float = 30.0
+    reconcile_minutes: float = 10.0
     decay_minutes: float = 60.0
-    cleanup_minutes: float = 360.0
+    cleanup_minutes: float = 1440.0
     log_level: str = "info"
 
     def with_(self, **changes) -> "Config":
@@ -146,6 +146,9 @@ def _validate(cfg: Config) -> None:
         (0.0 <= cfg.vector_weight <= 1.0 and 0.0 <= cfg.vector_weight_han <= 1.0, "vector_weight must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
+        (cfg.half_life_days > 0, "half_life_days must be positive"),
+        (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
+        (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
     ]
     for ok, message in checks:

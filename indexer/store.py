@@ -373,3 +373,72 @@ def get_stats(con) -> dict:
     docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
     vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
     return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type}
+
+
+# ---- dynamics and cleanup ------------------------------------------------------------------
+
+def dynamics_inputs(con) -> list[dict]:
+    """What the decay pass needs of every chunk."""
+    return db.rows(con, "SELECT id, created_at, accessed_at, importance, reinforcement, access_count, evergreen,"
+                        " strength FROM chunks")
+
+
+def set_strengths(con, changes: list[tuple[float, str]]) -> int:
+    """changes: (strength, chunk id) pairs; call inside a transaction."""
+    for value, chunk_id in changes:
+        con.execute("UPDATE chunks SET strength = ? WHERE id = ?", (value, chunk_id))
+    return len(changes)
+
+
+def set_chunk_times(con, uri: str, created_at: float, accessed_at: float | None) -> int:
+    """Move a note's chunks back in time (tests and benchmarks simulate old memories with it)."""
+    return con.execute("UPDATE chunks SET created_at = ?, accessed_at = ? WHERE uri = ?",
+                       (created_at, accessed_at, uri)).getconnection().changes()
+
+
+def chunk_strengths(con, uri: str) -> list[float]:
+    return [r["strength"] for r in db.rows(con, "SELECT strength FROM chunks WHERE uri = ? ORDER BY start_line", (uri,))]
+
+
+def document_uris(con) -> list[str]:
+    return [r["uri"] for r in db.rows(con, "SELECT uri FROM documents ORDER BY uri")]
+
+
+def uris_without_document(con) -> list[str]:
+    """Chunk rows whose file has no document row (left by an interrupted write or an old bug)."""
+    return [r["uri"] for r in db.rows(con, "SELECT DISTINCT c.uri AS uri FROM chunks c"
+                                           " LEFT JOIN documents d ON d.uri = c.uri WHERE d.uri IS NULL")]
+
+
+def delete_orphan_vectors(con) -> int:
+    """Vectors whose chunk is gone (including any left by a previous embedder's rows)."""
+    if not has_vec_table(con):
+        return 0
+    orphans = [r["id"] for r in db.rows(con, "SELECT v.id AS id FROM chunks_vec v LEFT JOIN chunks c ON c.id = v.id"
+                                             " WHERE c.id IS NULL")]
+    for chunk_id in orphans:
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
+    return len(orphans)
+
+
+def fts_in_step(con) -> bool:
+    """FTS5's own check that the index matches its content table (no orphan or missing rows)."""
+    try:
+        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+        return True
+    except db.Error:
+        return False
+
+
+def fts_rebuild(con) -> None:
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+
+
+def fts_optimize(con) -> None:
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+
+
+def wal_checkpoint(con) -> dict:
+    """Fold the WAL into the main file and truncate it (outside any transaction)."""
+    busy, log, done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    return {"busy": busy, "wal_pages": log, "checkpointed": done}

@@ -1,0 +1,170 @@
+"""Daemon benchmark: edit->searchable latency, idle RSS/CPU, reconcile time of unchanged files.
+
+    python bench/daemon_bench.py --files 10000 --edits 60
+
+Builds a temporary store of FILES one-paragraph notes, indexes it, starts `mdmem serve` on
+it, then edits random notes one at a time and polls the daemon's socket until the new
+text is found. Prints one JSON object (and a Markdown table with --markdown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from indexer import config  # noqa: E402
+from indexer.api import Memory  # noqa: E402
+from indexer.rpc import Client, socket_path  # noqa: E402
+
+TOPICS = ["budget", "deploy", "backup", "migration", "hiring", "roadmap", "incident", "vendor", "travel", "garden"]
+
+
+def note_text(i: int, token: str = "") -> str:
+    topic = TOPICS[i % len(TOPICS)]
+    return (f"# Note {i}\n\nMeeting note {i} about the {topic}: we agreed on item {i * 7} and the window "
+            f"for service {i % 97}. {token}\n")
+
+
+def make_store(base: Path, files: int) -> tuple[Path, Path]:
+    home, project = base / "home", base / "proj"
+    (project / ".mdmem").mkdir(parents=True)
+    for i in range(files):
+        p = home / "notes" / f"d{i % 100:02}" / f"n{i:05}.md"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(note_text(i), encoding="utf-8")
+    return home, project
+
+
+def percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def wait_ready(proc, sock: Path, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("daemon exited early")
+        if sock.exists():
+            try:
+                c = Client(sock, timeout=30)
+                st = c.call("status")
+                c.close()
+                if st and all(v["pid"] == proc.pid and v["last_sync"] and not v["busy"] and v["pending"] == 0
+                              for v in st.values()):
+                    return
+            except OSError:
+                pass
+        time.sleep(0.1)
+    raise SystemExit("daemon not ready in time")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--edits", type=int, default=60)
+    ap.add_argument("--idle-seconds", type=float, default=30.0)
+    ap.add_argument("--debounce-ms", type=int, default=300)
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    out: dict = {"files": args.files, "edits": args.edits, "debounce_ms": args.debounce_ms}
+    with tempfile.TemporaryDirectory(prefix="mdmem-bench-") as tmp:
+        base = Path(tmp)
+        run_dir = base / "run"
+        run_dir.mkdir()
+        env = {**os.environ, "XDG_RUNTIME_DIR": str(run_dir), "PYTHONPATH": str(REPO)}
+        os.environ["XDG_RUNTIME_DIR"] = str(run_dir)
+        home, project = make_store(base, args.files)
+        cfg = config.load(home=home, project=project, env={})
+        t0 = time.perf_counter()
+        with Memory(cfg=cfg) as mem:
+            mem.index()
+        out["initial_index_s"] = round(time.perf_counter() - t0, 2)
+        t0 = time.perf_counter()
+        with Memory(cfg=cfg) as mem:
+            rep = mem.index()[0]
+        out["reconcile_unchanged_inprocess_s"] = round(time.perf_counter() - t0, 3)
+        out["reconcile_unchanged_sync_s"] = round(rep.seconds, 3)
+        log = base / "serve.log"
+        sock = socket_path(cfg)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "--project", str(project),
+                                 "serve", "--debounce-ms", str(args.debounce_ms)],
+                                env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(REPO))
+        try:
+            wait_ready(proc, sock)
+            out["daemon_start_to_ready_s"] = round(time.perf_counter() - t0, 2)
+            for line in log.read_text().splitlines():
+                ev = json.loads(line) if line.startswith("{") else {}
+                if ev.get("event") == "reconciled" and ev.get("store") == "global":
+                    out["reconcile_unchanged_daemon_s"] = round(ev["seconds"], 3)
+            p = psutil.Process(proc.pid)
+            time.sleep(3)  # let start-up work settle
+            c0 = p.cpu_times()
+            time.sleep(args.idle_seconds)
+            c1 = p.cpu_times()
+            busy = (c1.user - c0.user) + (c1.system - c0.system)
+            out["idle_cpu_percent"] = round(100 * busy / args.idle_seconds, 2)
+            out["idle_rss_mib"] = round(p.memory_info().rss / 2**20, 1)
+            client = Client(sock, timeout=60)
+            rng = random.Random(7)
+            latencies = []
+            for k in range(args.edits):
+                i = rng.randrange(args.files)
+                token = f"zqxedit{k}w{i}"
+                path = home / "notes" / f"d{i % 100:02}" / f"n{i:05}.md"
+                path.write_text(note_text(i, token), encoding="utf-8")
+                t_edit = time.perf_counter()
+                deadline = t_edit + 30
+                while time.perf_counter() < deadline:
+                    hits = client.call("search", {"query": token, "mode": "fts", "limit": 1, "bump": False})
+                    if hits and hits[0]["uri"].endswith(f"n{i:05}.md"):
+                        break
+                    time.sleep(0.01)
+                else:
+                    raise SystemExit(f"edit {k} not searchable within 30 s")
+                latencies.append(time.perf_counter() - t_edit)
+            client.close()
+            out["edit_to_searchable_ms"] = {
+                "p50": round(1000 * statistics.median(latencies), 1),
+                "p95": round(1000 * percentile(latencies, 0.95), 1),
+                "max": round(1000 * max(latencies), 1)}
+            t0 = time.perf_counter()
+            q = Client(sock, timeout=60)
+            for _ in range(20):
+                q.call("search", {"query": "quarterly budget deploy window", "limit": 10, "bump": False})
+            out["hybrid_search_via_socket_ms"] = round(1000 * (time.perf_counter() - t0) / 20, 1)
+            q.close()
+            out["rss_after_edits_mib"] = round(p.memory_info().rss / 2**20, 1)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out["exit_code"] = proc.wait(timeout=120)
+    print(json.dumps(out))
+    if args.markdown:
+        e = out["edit_to_searchable_ms"]
+        print(f"\n| metric | value |\n|---|---|\n| files | {args.files} |\n"
+              f"| edit→searchable p50 / p95 / max ({args.edits} edits, debounce {args.debounce_ms} ms) | "
+              f"{e['p50']} / {e['p95']} / {e['max']} ms |\n"
+              f"| idle RSS | {out['idle_rss_mib']} MiB |\n| idle CPU ({args.idle_seconds:.0f} s) | {out['idle_cpu_percent']} % |\n"
+              f"| reconcile of unchanged files (daemon start-up) | {out.get('reconcile_unchanged_daemon_s')} s |\n"
+              f"| reconcile of unchanged files (`mdmem index`) | {out['reconcile_unchanged_sync_s']} s |\n"
+              f"| hybrid search through the socket | {out['hybrid_search_via_socket_ms']} ms |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,322 @@
+"""`mdmem serve` as a real process over real files: editor save patterns, restarts, socket, locks."""
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from indexer import config, db, store
+from indexer.rpc import Client, socket_path
+from indexer.scanner import NoteFilter
+
+DEADLINE = 10.0  # the issue asks for 2 s; CI machines are shared, so allow more and measure in bench/
+
+
+def env_for(run_dir: Path) -> dict:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run_dir)}
+
+
+class Served:
+    """A running `mdmem serve` on a temp home and project, plus helpers to query it."""
+
+    def __init__(self, base: Path):
+        self.home = base / "home"
+        self.project = base / "proj"
+        self.notes = self.project / ".mdmem"
+        self.run_dir = base / "run"
+        for d in (self.home / "user", self.notes, self.run_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        self.args = ["--home", str(self.home), "--project", str(self.project)]
+        self.env = env_for(self.run_dir)
+        self.proc = None
+        self.log = base / "serve.log"
+
+    def cfg(self):
+        return config.load(home=self.home, project=self.project, env={})
+
+    def socket(self) -> Path:
+        old = os.environ.get("XDG_RUNTIME_DIR")
+        os.environ["XDG_RUNTIME_DIR"] = str(self.run_dir)
+        try:
+            return socket_path(self.cfg())
+        finally:
+            if old is None:
+                os.environ.pop("XDG_RUNTIME_DIR")
+            else:
+                os.environ["XDG_RUNTIME_DIR"] = old
+
+    def cli(self, *args, input=None):
+        return subprocess.run([sys.executable, "-m", "indexer", *self.args, *args], capture_output=True, text=True,
+                              env=self.env, input=input, timeout=300)
+
+    def start(self):
+        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
+                                     stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()
+            status = self.call("status") if self.socket().exists() else {}
+            # a killed daemon leaves its socket behind: only answers from this process count
+            if status and all(v["pid"] == self.proc.pid and v["last_sync"] and not v["busy"] for v in status.values()):
+                return
+            time.sleep(0.1)
+        raise AssertionError("daemon did not become ready:\n" + self.log.read_text())
+
+    def call(self, method, **params):
+        try:
+            c = Client(self.socket(), timeout=60)
+        except OSError:
+            return {}
+        try:
+            return c.call(method, params)
+        finally:
+            c.close()
+
+    def uris(self, text) -> set[str]:
+        return {h["uri"] for h in self.call("search", query=text, mode="fts", limit=50, bump=False)}
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            return self.proc.wait(timeout=60)
+        return self.proc.returncode if self.proc else None
+
+
+def eventually(pred, timeout=DEADLINE):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def index_equals_notes(root: Path) -> bool:
+    """Every note is indexed with its current size and mtime, and nothing else is."""
+    con = db.connect(root / "index.db", readonly=True)
+    try:
+        docs = store.all_documents(con)
+    finally:
+        con.close()
+    on_disk = {uri: p.stat() for uri, p in NoteFilter(root).walk()}
+    return set(docs) == set(on_disk) and all(
+        docs[u]["size"] == s.st_size and docs[u]["mtime_ns"] == s.st_mtime_ns for u, s in on_disk.items())
+
+
+def found_not(d: Served, new: str, old: str | None, uri: str | None = None) -> bool:
+    hits = d.uris(new)
+    if uri is not None and uri not in hits or not hits:
+        return False
+    return not (old and d.uris(old))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    d = Served(tmp_path_factory.mktemp("served"))
+    (d.notes / "seed.md").write_text("# Seed\n\nThe seed note mentions marmalade.\n")
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log.read_text()
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_startup_indexed_and_socket_is_private(served):
+    assert served.uris("marmalade") == {"seed.md"}
+    mode = served.socket().stat().st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+
+
+def test_plain_create_edit_delete(served):
+    p = served.notes / "plain.md"
+    write(p, "# Plain\n\nalbatross first words\n")
+    assert eventually(lambda: served.uris("albatross") == {"plain.md"})
+    write(p, "# Plain\n\ncormorant second words\n")
+    assert eventually(lambda: found_not(served, "cormorant", "albatross"))
+    p.unlink()
+    assert eventually(lambda: not served.uris("cormorant"))
+
+
+def test_vim_swap_probe_and_write_rename(served):
+    d = served.notes / "vim"
+    p = d / "v.md"
+    write(p, "# Vim\n\nvimoldword here\n")
+    assert eventually(lambda: served.uris("vimoldword") == {"vim/v.md"})
+    swap = d / ".v.md.swp"
+    write(swap, "swap bytes vimnewword")
+    probe = d / "4913"
+    write(probe, "")
+    probe.unlink()
+    os.rename(p, d / "v.md~")  # backup by rename, then the new file is written in place
+    write(p, "# Vim\n\nvimnewword here\n")
+    (d / "v.md~").unlink()
+    swap.unlink()
+    assert eventually(lambda: found_not(served, "vimnewword", "vimoldword", "vim/v.md"))
+    assert served.uris("vimnewword") == {"vim/v.md"}
+
+
+def test_emacs_lock_and_backup(served):
+    p = served.notes / "emacs.md"
+    write(p, "# Emacs\n\nemacsoldword\n")
+    assert eventually(lambda: served.uris("emacsoldword") == {"emacs.md"})
+    lock = served.notes / ".#emacs.md"
+    os.symlink("user@host.1234:1700000000", lock)
+    shutil.copy2(p, served.notes / "emacs.md~")
+    write(p, "# Emacs\n\nemacsnewword\n")
+    lock.unlink()
+    assert eventually(lambda: found_not(served, "emacsnewword", "emacsoldword", "emacs.md"))
+
+
+def test_vscode_and_jetbrains_temp_then_rename(served):
+    p = served.notes / "ide.md"
+    write(p, "# IDE\n\nideoldword\n")
+    assert eventually(lambda: served.uris("ideoldword") == {"ide.md"})
+    tmp = served.notes / "ide.md.tmp.1234"
+    write(tmp, "# IDE\n\nvscodenewword\n")
+    os.replace(tmp, p)
+    assert eventually(lambda: found_not(served, "vscodenewword", "ideoldword", "ide.md"))
+    jb_tmp, jb_old = served.notes / "ide.md___jb_tmp___", served.notes / "ide.md___jb_old___"
+    write(jb_tmp, "# IDE\n\njetbrainsnewword\n")
+    os.rename(p, jb_old)
+    os.rename(jb_tmp, p)
+    jb_old.unlink()
+    assert eventually(lambda: found_not(served, "jetbrainsnewword", "vscodenewword", "ide.md"))
+
+
+def test_sed_in_place(served):
+    p = served.notes / "sed.md"
+    write(p, "# Sed\n\nsedoldword stays\n")
+    assert eventually(lambda: served.uris("sedoldword") == {"sed.md"})
+    subprocess.run(["sed", "-i", "s/sedoldword/sednewword/", str(p)], check=True)
+    assert eventually(lambda: found_not(served, "sednewword", "sedoldword", "sed.md"))
+
+
+def test_mv_in_and_out_of_the_root(served, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    write(outside, "# Moved\n\nmovedinword\n")
+    shutil.move(outside, served.notes / "moved.md")
+    assert eventually(lambda: served.uris("movedinword") == {"moved.md"})
+    shutil.move(served.notes / "moved.md", tmp_path / "gone.md")
+    assert eventually(lambda: not served.uris("movedinword"))
+    folder = tmp_path / "folder"
+    write(folder / "deep" / "f.md", "# Folder\n\nfoldermovedword\n")
+    shutil.move(folder, served.notes / "folder")
+    assert eventually(lambda: served.uris("foldermovedword") == {"folder/deep/f.md"})
+    os.rename(served.notes / "folder", served.notes / "renamed")
+    assert eventually(lambda: served.uris("foldermovedword") == {"renamed/deep/f.md"})
+
+
+def test_checkout_rewriting_500_files_then_deleting_the_folder(served):
+    d = served.notes / "bulk"
+    for i in range(500):
+        write(d / f"n{i:03}.md", f"# Note {i}\n\nbulkold{i} checkout\n")
+    assert eventually(lambda: len(served.uris("checkout")) == 50 and index_equals_notes(served.notes), 60)
+    for i in range(500):  # like git: new content to a temp name, then rename over
+        tmp = d / f".n{i:03}.md.lock"
+        write(tmp, f"# Note {i}\n\nbulknew{i} switched\n")
+        os.replace(tmp, d / f"n{i:03}.md")
+    assert eventually(lambda: index_equals_notes(served.notes), 60)
+    assert served.uris("bulknew499") == {"bulk/n499.md"} and not served.uris("bulkold499")
+    shutil.rmtree(d)
+    assert eventually(lambda: not served.uris("switched") and index_equals_notes(served.notes), 30)
+
+
+def test_cli_search_status_decay_go_through_the_daemon(served):
+    write(served.notes / "cli.md", "# CLI\n\nthe quetzal feather report\n")
+    assert eventually(lambda: served.uris("quetzal") == {"cli.md"})
+    r = served.cli("search", "quetzal feather", "--json", "--mode", "fts")
+    assert r.returncode == 0, r.stderr
+    assert [h["uri"] for h in json.loads(r.stdout)][:1] == ["cli.md"]
+    r = served.cli("search", "--batch", "-", "--mode", "fts", input='{"qid": "q1", "query": "quetzal"}\n')
+    assert json.loads(r.stdout)["results"][0]["uri"] == "cli.md"
+    r = served.cli("status", "--json")
+    data = json.loads(r.stdout)
+    assert data["project"]["daemon"] is True and data["project"]["files"] >= 2
+    r = served.cli("decay")
+    assert r.returncode == 0 and "project:" in r.stdout, r.stderr
+    r = served.cli("cleanup")
+    assert r.returncode == 0 and "WAL checkpointed" in r.stdout, r.stderr
+    r = served.cli("rebuild", "--scope", "project")
+    assert r.returncode == 0 and "project: rebuilt" in r.stdout, r.stderr
+    assert served.uris("quetzal") == {"cli.md"}
+
+
+def test_sighup_reloads_the_configuration(served):
+    (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\n")
+    try:
+        served.proc.send_signal(signal.SIGHUP)
+        assert eventually(lambda: '"debounce_ms": 120' in served.log.read_text() and
+                          '"reconcile_minutes": 5.0' in served.log.read_text())
+        write(served.notes / "after_hup.md", "# Hup\n\nhangupword\n")
+        assert eventually(lambda: served.uris("hangupword") == {"after_hup.md"})
+    finally:
+        (served.home / "config.toml").unlink()
+
+
+def test_second_serve_on_the_same_store_refuses(served):
+    r = served.cli("serve")
+    assert r.returncode != 0
+    assert "already serves" in r.stderr
+    assert served.proc.poll() is None
+
+
+def test_killed_daemon_picks_up_offline_edits_on_restart(tmp_path):
+    d = Served(tmp_path)
+    write(d.notes / "keep.md", "# Keep\n\nkeepword one\n")
+    write(d.notes / "edit.md", "# Edit\n\nofflineold\n")
+    write(d.notes / "drop.md", "# Drop\n\ndropword\n")
+    write(d.notes / "rename.md", "# Rename\n\nrenameword\n")
+    d.start()
+    assert d.uris("offlineold") == {"edit.md"}
+    d.proc.kill()
+    d.proc.wait()
+    write(d.notes / "edit.md", "# Edit\n\nofflinenew\n")
+    (d.notes / "drop.md").unlink()
+    os.rename(d.notes / "rename.md", d.notes / "renamed.md")
+    write(d.home / "user" / "fresh.md", "# Fresh\n\nofflinecreated\n")
+    d.start()
+    try:
+        assert found_not(d, "offlinenew", "offlineold", "edit.md")
+        assert not d.uris("dropword")
+        assert d.uris("renameword") == {"renamed.md"}
+        assert d.uris("offlinecreated") == {"user/fresh.md"}
+    finally:
+        assert d.stop(signal.SIGINT) == 0
+
+
+def test_without_a_daemon_commands_work_in_process(tmp_path):
+    d = Served(tmp_path)
+    write(d.notes / "solo.md", "# Solo\n\nsolitaire word\n")
+    assert d.cli("index").returncode == 0
+    r = d.cli("status", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["project"]["daemon"] is False
+    write(d.notes / "solo.md", "# Solo\n\nchanged since indexing\n")
+    assert json.loads(d.cli("status", "--json").stdout)["project"]["stale"] is True
+    r = d.cli("search", "solitaire", "--mode", "fts", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["uri"] == "solo.md"
+
+
+def test_systemd_unit_is_a_valid_user_unit(tmp_path):
+    unit = (Path(__file__).resolve().parents[1] / "systemd" / "mdmem.service").read_text()
+    assert "ExecStart=@MDMEM@ serve" in unit and "WantedBy=default.target" in unit
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd is not installed")
+    filled = tmp_path / "mdmem.service"
+    filled.write_text(unit.replace("@MDMEM@", sys.executable + " -m indexer"))
+    for mode in (["--user"], []):  # containers often have no user manager; the system one checks syntax too
+        r = subprocess.run(["systemd-analyze", *mode, "verify", str(filled)], capture_output=True, text=True)
+        if "Failed to initialize manager" not in r.stderr:
+            assert r.returncode == 0, r.stderr
+            return
+    pytest.skip("no systemd manager available to verify with")

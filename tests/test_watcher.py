@@ -1,0 +1,106 @@
+"""The watcher on real files: debounce, which paths count, and the polling fallback."""
+
+import errno
+import threading
+import time
+
+from indexer.scanner import NoteFilter
+from indexer.watcher import Debouncer, Watcher
+
+
+class Collector:
+    def __init__(self):
+        self.calls = []
+        self.lock = threading.Lock()
+
+    def __call__(self, name, paths):
+        with self.lock:
+            self.calls.append((name, list(paths)))
+
+    def paths(self):
+        with self.lock:
+            return {p for _n, ps in self.calls for p in ps}
+
+
+def wait_for(pred, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def test_debouncer_coalesces_a_burst_into_one_flush():
+    got = Collector()
+    d = Debouncer(0.2, got)
+    try:
+        for _ in range(20):
+            d.hit("global", "/r/a.md")
+            time.sleep(0.01)
+        d.hit("global", "/r/b.md")
+        assert wait_for(lambda: got.paths() == {"/r/a.md", "/r/b.md"})
+        time.sleep(0.3)
+        assert sum(p == "/r/a.md" for _n, ps in got.calls for p in ps) == 1
+        assert d.pending() == 0
+    finally:
+        d.stop()
+
+
+def _watch(tmp_path, factory=None):
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    got = Collector()
+    kwargs = {"observer_factory": factory} if factory else {}
+    w = Watcher({"global": root}, {"global": NoteFilter(root)}, got, 0.1, **kwargs)
+    w.start()
+    return root, got, w
+
+
+def test_notes_are_reported_and_editor_litter_is_not(tmp_path):
+    root, got, w = _watch(tmp_path)
+    try:
+        (root / "sub").mkdir()
+        (root / "sub" / "note.md").write_text("hello")
+        for junk in (".note.md.swp", "4913", "note.md~", ".#note.md", "index.db-wal", "note.md.tmp", "x.txt"):
+            (root / junk).write_text("junk")
+        (root / ".hidden").mkdir()
+        (root / ".hidden" / "secret.md").write_text("no")
+        assert wait_for(lambda: str(root / "sub" / "note.md") in got.paths())
+        time.sleep(0.4)
+        names = {p.rsplit("/", 1)[-1] for p in got.paths()}
+        assert names <= {"note.md", "sub"}, names
+    finally:
+        w.stop()
+
+
+def test_moves_report_both_ends_and_folders(tmp_path):
+    root, got, w = _watch(tmp_path)
+    try:
+        (root / "a.md").write_text("a")
+        assert wait_for(lambda: str(root / "a.md") in got.paths())
+        (root / "a.md").rename(root / "b.md")
+        assert wait_for(lambda: str(root / "b.md") in got.paths())
+        outside = tmp_path / "outside"
+        (outside / "deep").mkdir(parents=True)
+        (outside / "deep" / "c.md").write_text("c")
+        outside.rename(root / "moved_in")
+        assert wait_for(lambda: str(root / "moved_in") in got.paths())
+    finally:
+        w.stop()
+
+
+def test_out_of_inotify_watches_falls_back_to_polling_once(tmp_path, capsys):
+    def no_watches():
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    root, got, w = _watch(tmp_path, factory=no_watches)
+    try:
+        assert w.polling
+        (root / "p.md").write_text("polled")
+        assert wait_for(lambda: str(root / "p.md") in got.paths())
+        w.check()  # polling never falls back again
+        assert w.polling
+    finally:
+        w.stop()
+    assert capsys.readouterr().out.count("watch_fallback_polling") == 1
