@@ -17,7 +17,7 @@ from .config import Config
 from .embedder import load_embedder
 from .errors import MdmemError, StoreError
 from .stores import store_roots
-from .writer import Reply, StoreWriter
+from .index_writer import Reply, StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
 
