@@ -179,8 +179,17 @@ def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
             return False, None, None  # the note was deleted meanwhile: create it again
         if swapped:
             displaced = tmp.read_bytes()  # the note as it was the instant we swapped
-            _fsync_dir(path.parent)
-            return (True, new, new) if displaced == expect else (False, new, displaced)
+            if displaced == expect:
+                _fsync_dir(path.parent)
+                return True, new, new
+            # someone saved since our read: give their text back at once (a reader must not see
+            # ours without theirs for longer than an instant), then rebuild on top of it
+            _exchange(tmp, path)
+            back = tmp.read_bytes()
+            if back != new:  # a third save landed in that instant: it is the newest, keep it
+                _exchange(tmp, path)
+                return False, back, back
+            return False, displaced, displaced
         cur = _read(path)  # no atomic exchange here: compare, then replace
         if cur != expect:
             return False, cur, cur
