@@ -4,9 +4,11 @@ from __future__ import annotations
 
 try:  # mcp 2.x renamed FastMCP to MCPServer; 1.x clients and servers speak the same protocol
     from mcp.server.mcpserver import MCPServer as FastMCP
+    from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.resources import FileResource
 except ImportError:
     from mcp.server.fastmcp import FastMCP
+    from mcp.server.fastmcp.exceptions import ToolError
     from mcp.server.fastmcp.resources import FileResource
 
 from .errors import MdmemError
@@ -24,7 +26,10 @@ def build_server(mem) -> FastMCP:
     @server.tool()
     def memory_search(query: str, limit: int = 5, scope: str = "all", mode: str | None = None) -> list[dict]:
         """Hybrid (keyword + meaning) search over the notes; each hit has uri, lines, content, score."""
-        return [h.to_dict() for h in mem.search(query, mode=mode, scope=scope, limit=limit)]
+        try:
+            return [h.to_dict() for h in mem.search(query, mode=mode, scope=scope, limit=limit)]
+        except MdmemError as exc:
+            raise ToolError(str(exc)) from None
 
     @server.tool()
     def memory_recall(query: str, context: str = "", max_chars: int = 1500) -> str:
@@ -35,7 +40,10 @@ def build_server(mem) -> FastMCP:
     def memory_add(text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
                    file: str | None = None, redact: bool = False) -> dict:
         """Remember one thing (type: preference|fact|decision|entity|episodic). Secrets are refused."""
-        return mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact)
+        try:
+            return mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact)
+        except MdmemError as exc:
+            raise ToolError(str(exc)) from None  # the model reads the fix; the secret is never echoed
 
     @server.tool()
     def memory_status() -> dict:
