@@ -3,6 +3,7 @@
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -14,6 +15,8 @@ from conftest import write_notes
 def test_mcp_client_lists_tools_and_searches(tmp_path):
     home = tmp_path / "home"
     write_notes(home, {"user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black, without sugar or milk.\n"})
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
     params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"],
                                    env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
