@@ -114,3 +114,20 @@ class Memory:
         """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
         from .passes import cleanup_store
         return [cleanup_store(st) for st in self.stores(scope)]
+
+    # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
+    def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
+            file: str | None = None, redact: bool = False) -> dict:
+        """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
+
+        Returns {"action": "appended"|"reinforced", "uri", "start_line", "end_line", "store", ...}.
+        Text holding a secret is refused (InputError) unless redact=True.
+        """
+        from .adder import add_memory
+        return add_memory(self, text, type_=type, importance=importance, scope=scope, file=file, redact=redact)
+
+    def recall(self, query: str, context: str | None = None, limit: int | None = None,
+               max_chars: int | None = None, scope: str = "all") -> dict:
+        """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
+        from .recall import recall
+        return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope)

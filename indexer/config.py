@@ -45,6 +45,13 @@ class Config:
     decay_minutes: float = 60.0
     cleanup_minutes: float = 1440.0
     log_level: str = "info"
+    recall_limit: int = 8  # memories considered for a recall block
+    recall_max_chars: int = 1500  # size budget of the recall block
+    recall_weak_cosine: float = 0.25  # best cosine under this makes a query "weak": retry with context
+    recall_context_turns: int = 6  # last turns of the conversation used by the fallback
+    recall_context_chars: int = 1200  # cap on the context prepended to a weak query
+    recall_rewrite_command: str = ""  # optional shell command: query on stdin, rewritten query on stdout
+    recall_rewrite_timeout: float = 10.0
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)

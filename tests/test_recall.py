@@ -1,0 +1,57 @@
+"""`recall`: a prompt-ready block within budget, weak-query fallbacks, silent when the index is down."""
+
+import os
+import subprocess
+import sys
+
+from indexer.recall import HEADER, context_tail
+
+NOTES = {
+    "user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black, without sugar or milk.\n",
+    "user/people.md": "# People\n\nAlice is my manager; she prefers short written updates on Fridays.\n",
+    "user/health.md": "# Health\n\nI run 5 km every Saturday morning along the river to stay fit.\n",
+}
+
+
+def test_block_format_budget_and_no_duplicates(make_memory):
+    mem = make_memory(NOTES, {"journal/2025-01-06.md": "# Journal\n\n- 09:00: I prefer my coffee black, without sugar or milk.\n"})
+    out = mem.recall("coffee preference", max_chars=400)
+    lines = out["text"].split("\n")
+    assert lines[0] == HEADER and len(out["text"]) <= 400
+    assert lines[1].startswith("- I prefer my coffee black") and "(source: user/preference.md#L" in lines[1]
+    assert sum("coffee black" in ln for ln in lines) == 1  # same text in two notes: shown once
+    tiny = mem.recall("coffee preference", max_chars=120)
+    assert len(tiny["text"]) <= 120
+
+
+def test_weak_query_uses_conversation_context(make_memory):
+    mem = make_memory(NOTES)
+    assert mem.recall("what about that?")["tier"] == "query"
+    convo = "user: I need to plan my weekend exercise\nassistant: sure\nuser: how far do I usually run?"
+    out = mem.recall("what about that?", context=convo)
+    assert out["tier"] == "context"
+    assert "run 5 km" in out["memories"][0]["text"]
+
+
+def test_rewrite_command_is_the_third_tier(make_memory):
+    mem = make_memory(NOTES, recall_rewrite_command="echo 'how does the user take coffee'")
+    out = mem.recall("zzqx vvb")
+    assert out["tier"] == "rewrite" and "coffee" in out["memories"][0]["text"]
+
+
+def test_context_tail_keeps_last_turns_within_cap():
+    convo = "\n".join(f"turn {i}" for i in range(50))
+    tail = context_tail(convo, 6, 1200)
+    assert tail.split("\n") == [f"turn {i}" for i in range(44, 50)]
+    assert len(context_tail("x" * 5000, 6, 1200)) == 1200
+    assert context_tail('[{"role": "user", "content": "hi there"}]', 6, 1200) == "user: hi there"
+
+
+def test_unavailable_index_prints_nothing_and_exits_0(tmp_path):
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "index.db").write_bytes(b"this is not a database" * 100)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none", "recall", "coffee"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout == "" and "warning:" in r.stderr
