@@ -8,6 +8,7 @@ import sys
 import click
 
 from .cli_common import CliContext, pass_ctx, warn
+from .cli_daemon import backend
 from .errors import MdmemError
 from .writer import TYPES
 
@@ -25,7 +26,7 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json):
     """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
     if text == "-":
         text = sys.stdin.read()
-    res = c.memory().add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact)
+    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact)
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
@@ -46,7 +47,7 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json):
 def recall(c: CliContext, query, context, limit, max_chars, scope, as_json):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
     try:
-        mem = c.memory()
+        mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
                          scope=scope)
     except MdmemError as exc:

@@ -229,6 +229,14 @@ class RemoteMemory:
     def cleanup(self, scope="all") -> list[dict]:
         return self.client.call("cleanup", {"scope": scope})
 
+    def add(self, text, type="fact", importance=None, scope=None, file=None, redact=False) -> dict:
+        return self.client.call("add", {"text": text, "type": type, "importance": importance, "scope": scope,
+                                        "file": file, "redact": redact})
+
+    def recall(self, query, context=None, limit=None, max_chars=None, scope="all") -> dict:
+        return self.client.call("recall", {"query": query, "context": context, "limit": limit,
+                                           "max_chars": max_chars, "scope": scope})
+
     def close(self) -> None:
         self.client.close()
 

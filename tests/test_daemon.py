@@ -251,6 +251,18 @@ def test_cli_search_status_decay_go_through_the_daemon(served):
     assert served.uris("quetzal") == {"cli.md"}
 
 
+def test_add_and_recall_go_through_the_daemon(served):
+    r = served.cli("add", "Afternoon drink: always oolong tea, never coffee after 3pm", "--type", "preference", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["action"] == "appended" and res["store"] == "global"
+    assert "oolong" in (served.home / res["uri"]).read_text(encoding="utf-8")
+    r = served.cli("recall", "what do I drink in the afternoon")
+    assert r.returncode == 0 and "oolong" in r.stdout and res["uri"] in r.stdout, r.stderr
+    r = served.cli("add", "my key is AKIAIOSFODNN7EXAMPLE", "--type", "fact")
+    assert r.returncode != 0 and "AKIAIOSFODNN7EXAMPLE" not in r.stderr
+
+
 def test_sighup_reloads_the_configuration(served):
     (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\n")
     try:
