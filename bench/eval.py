@@ -111,7 +111,7 @@ def run_mode(set_dir: Path, home: Path, queries: list[dict], mode: str, env: dic
     subprocess.run([sys.executable, str(set_dir.parent / "score.py"), str(qfile), str(results),
                     "--json", str(score_json)], check=True, capture_output=True, text=True)
     groups = json.loads(score_json.read_text())["groups"]
-    overall = groups.get("all") or groups.get("overall") or next(iter(groups.values()))
+    overall = groups["ALL"]
     row = {m: round(overall[m], 4) for m in METRICS}
     row.update(search_s=round(secs, 2), ms_per_query=round(1000 * secs / max(1, len(queries)), 1))
     row["by_category"] = {g: {m: round(v[m], 4) for m in METRICS} for g, v in groups.items() if v is not overall}
@@ -126,9 +126,10 @@ def parse_overrides(items: list[str]) -> dict:
     return out
 
 
-def print_table(rows: list[dict]) -> None:
+def print_table(rows: list[dict], header: bool = True) -> None:
     head = ["set", "embedder", "mode", "variant", *METRICS, "ms/q"]
-    print(" | ".join(f"{h:>9}" for h in head))
+    if header:
+        print(" | ".join(f"{h:>9}" for h in head))
     for r in rows:
         vals = [r["set"], r["embedder"], r["mode"], r.get("variant", "")]
         vals += [f"{r[m]:.1f}" if m == "lines" else f"{r[m]:.3f}" for m in METRICS] + [f"{r['ms_per_query']:.0f}"]
@@ -184,7 +185,7 @@ def main() -> None:
                 row = run_mode(set_dir, work / "home", queries, mode, {**env, **over}, work / "runs" / tag)
                 rows.append({"set": set_name, "embedder": emb if mode != "fts" else "-", "mode": mode,
                              "variant": label, **row})
-                print_table(rows[-1:])
+                print_table(rows[-1:], header=len(rows) == 1)
     out_json.parent.mkdir(parents=True, exist_ok=True)
     meta = {"overrides": base, "limit": LIMIT, "max_queries": args.max_queries, "max_files": args.max_files}
     out_json.write_text(json.dumps({"meta": meta, "indexes": indexes, "rows": rows}, indent=1, ensure_ascii=False))

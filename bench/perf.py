@@ -257,20 +257,21 @@ def main() -> None:
     sources = source_files(args.eval_dir)
     queries = sample_queries(args.eval_dir, args.queries)
     work = args.work or Path(tempfile.mkdtemp(prefix="mdmem-perf-"))
+    out = args.out or REPO / "bench" / "out" / ("perf-quick.json" if args.quick else "perf.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"machine": machine(), "embedder": config_mod.load(home=work, env=env).embedder,
+            "sources": len(sources), "queries": len(queries), "repeat": args.repeat}
     results = []
     try:
         for n_files in (int(x) for x in args.files.split(",")):
             print(f"# {n_files} files ...", flush=True)
             results.append(run_size(n_files, args, env, sources, queries, work))
             print(json.dumps({k: v for k, v in results[-1].items() if k != "search"}), flush=True)
+            # written after every size so a long 10k-file run still leaves the 1k figures
+            out.write_text(json.dumps({"meta": meta, "results": results}, indent=1, ensure_ascii=False))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
-    out = args.out or REPO / "bench" / "out" / ("perf-quick.json" if args.quick else "perf.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"machine": machine(), "embedder": config_mod.load(home=work, env=env).embedder,
-            "sources": len(sources), "queries": len(queries), "repeat": args.repeat}
-    out.write_text(json.dumps({"meta": meta, "results": results}, indent=1, ensure_ascii=False))
     print_table(results)
     print(f"\n{meta['machine']}\nwrote {out}")
 
