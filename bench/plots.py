@@ -74,6 +74,7 @@ def throughput(perf_json: Path, dest: Path) -> None:
         ax.bar([x + i * width for x in range(len(res))], vals, width, label=name)
     ax.set_xticks([x + width for x in range(len(res))], labels)
     ax.set_yscale("log")
+    ax.set_ylim(bottom=1)  # bars start at 1 chunk/s so all three stay visible
     ax.set_ylabel("chunks / s")
     ax.legend(fontsize=8)
     fig.tight_layout()
