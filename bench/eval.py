@@ -172,7 +172,7 @@ def main() -> None:
         queries = load_queries(set_dir, args.max_queries)
         for n, emb in enumerate(args.embedders.split(",")):
             env = cli_env({**base, "MDMEM_EMBEDDER": emb})
-            work = args.work / f"{set_name}__{index_key(emb, env)}"
+            work = args.work / (f"{set_name}__{index_key(emb, env)}" + (f"__f{args.max_files}" if args.max_files else ""))
             info = build_index(set_dir, work, env, args.reuse, args.max_files)
             indexes[f"{set_name}/{emb}"] = info
             print(f"# {set_name} [{emb}]: {info['files']} files, {info['chunks']} chunks, "
