@@ -22,7 +22,7 @@ def weighted(cands: list[Candidate], vector_weight: float) -> dict[tuple, dict]:
 
     Both signals are min-max scaled over the candidate pool: cosines crowd into a narrow band,
     and scaling BM25 the same way keeps the two on one footing (on the dev sets this beat
-    bm25/max(bm25) at every vector weight from 0.2 up; see docs/BENCHMARKS.md).
+    bm25/max(bm25) for vector weights 0.3-0.5; see docs/BENCHMARKS.md).
     """
     f_scale = _minmax([c.bm25 for c in cands if c.bm25 is not None])
     v_scale = _minmax([c.similarity for c in cands if c.similarity is not None])
