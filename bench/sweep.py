@@ -60,6 +60,8 @@ def schemes(weights):
     for w in weights:
         out[f"max+minmax w={w}"] = lambda b, c, w=w: (1 - w) * by_max(b) + w * minmax(c)
         out[f"minmax+minmax w={w}"] = lambda b, c, w=w: (1 - w) * minmax(b) + w * minmax(c)
+        # raw cosine: the vector side nudges rather than spreads over the full [0, 1] range
+        out[f"minmax+raw w={w}"] = lambda b, c, w=w: (1 - w) * minmax(b) + w * np.nan_to_num(c, nan=0.0)
         # vectors only re-rank what full text found (cosine scaled among those), others drop
         out[f"rerank w={w}"] = lambda b, c, w=w: np.where(
             np.isnan(b), np.nan, (1 - w) * by_max(b) + w * minmax(np.where(np.isnan(b), np.nan, c)))
