@@ -131,3 +131,23 @@ class Memory:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
         from .recall import recall
         return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope)
+
+    # -- verification (reliability) ----------------------------------------------------------
+    def verify(self, scope: str = "all", repair: bool = False) -> list:
+        """Compare each store with its notes; with repair, re-index what differs and check again."""
+        from .verify import needs_rebuild, repair_store, verify_store
+        reports = []
+        for st in self.stores(scope):
+            rep = verify_store(st, self.cfg, self.embedder)
+            if repair and not rep.ok:
+                if needs_rebuild(rep):
+                    self.rebuild(scope=st.name)
+                    done = ["rebuilt the whole index from the notes"]
+                    st = self.stores(st.name)[0]
+                else:
+                    done = repair_store(st, self.cfg, self.embedder, rep, warn=self._warn)
+                found = rep.found
+                rep = verify_store(st, self.cfg, self.embedder)
+                rep.repaired, rep.found = done, found
+            reports.append(rep)
+        return reports
