@@ -46,7 +46,7 @@ class Memory:
         out = []
         for name, root in store_roots(self.cfg, scope):
             if name not in self._stores:
-                self._stores[name] = open_store(name, root, self.embedder)
+                self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
             out.append(self._stores[name])
         return out
 

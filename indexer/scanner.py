@@ -21,8 +21,9 @@ def is_temp_name(name: str) -> bool:
 class NoteFilter:
     """Decides whether a path below one root is an indexable note (.mdmemignore respected)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, follow_symlinks: bool = False):
         self.root = Path(root)
+        self.follow_symlinks = follow_symlinks
         self._spec = self._load_ignore()
 
     def _load_ignore(self):
@@ -61,8 +62,21 @@ class NoteFilter:
             for name in sorted(filenames):
                 path = Path(dirpath) / name
                 uri = self.uri_of(path)
-                if uri is not None and path.is_file():
+                if uri is not None and path.is_file() and self.admits(path):
                     yield uri, path
+
+    def admits(self, path: Path | str) -> bool:
+        """A symlinked note must point inside the root unless follow_symlinks is set: a link
+        must not pull a private file from elsewhere into the index."""
+        path = Path(path)
+        if self.follow_symlinks or not path.is_symlink():
+            return True
+        try:
+            target = path.resolve(strict=True)
+            target.relative_to(self.root.resolve())
+        except (OSError, RuntimeError, ValueError):
+            return False
+        return True
 
 
 def decode_note(data: bytes, uri: str) -> str:
