@@ -50,8 +50,15 @@ def parse_note(text: str, uri: str, target_tokens: int = 220, max_tokens: int = 
         uri=uri, parent_dir=parent_dir,
         type=fm.type or _TYPE_BY_DIR.get(parent_dir, "note"),
         importance=fm.importance or 3, evergreen=evergreen, tags=fm.tags,
-        chunks=tuple(chunks), warnings=(f"{uri}: {fm.problem}; indexed without it",) if fm.problem else (),
+        chunks=tuple(_unique(chunks)), warnings=(f"{uri}: {fm.problem}; indexed without it",) if fm.problem else (),
     )
+
+
+def _unique(chunks: list[Chunk]) -> list[Chunk]:
+    """A line cut into identical parts ("ha ha ha ...") gives equal ids: one copy is enough
+    (two would break the id key). Chunks of only whitespace (e.g. NBSP) are dropped."""
+    seen: set[str] = set()
+    return [c for c in chunks if c.content.strip() and not (c.id in seen or seen.add(c.id))]
 
 
 def _pieces(lines: list[str], offset: int, max_tokens: int):

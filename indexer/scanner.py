@@ -49,6 +49,8 @@ class NoteFilter:
         if any(p.startswith(".") for p in parts[:-1]):
             return None
         uri = "/".join(parts)
+        if not uri.isprintable() and not _encodable(uri):
+            return None  # undecodable bytes in a name: SQLite stores UTF-8 only
         if self._spec is not None and self._spec.match_file(uri):
             return None
         return uri
@@ -79,6 +81,14 @@ class NoteFilter:
         return True
 
 
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def decode_note(data: bytes, uri: str) -> str:
     """UTF-8 (BOM or not) or UTF-16 with a BOM; anything else is refused with a fix."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -86,13 +96,12 @@ def decode_note(data: bytes, uri: str) -> str:
             return data.decode("utf-16")
         except UnicodeDecodeError:
             pass
+    if b"\x00" in data:  # checked first: binary data would otherwise get the encoding advice
+        raise NoteError(f"{uri}: contains NUL bytes, looks binary; rename it away from .md or fix it")
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NoteError(f"{uri}: not UTF-8 text (byte {exc.start}); convert it, e.g. `iconv -f GBK -t UTF-8`") from exc
-    if "\x00" in text:
-        raise NoteError(f"{uri}: contains NUL bytes, looks binary; rename it away from .md or fix it")
-    return text
 
 
 def read_note(path: Path, uri: str) -> tuple[bytes, os.stat_result]:
