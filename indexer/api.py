@@ -135,15 +135,23 @@ class Memory:
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
-        from .verify import needs_rebuild, repair_store, verify_store
+        from .errors import CorruptIndexError
+        from .verify import damaged, needs_rebuild, repair_store, verify_store
         reports = []
-        for st in self.stores(scope):
-            rep = verify_store(st, self.cfg, self.embedder)
+        for name, _root in store_roots(self.cfg, scope):
+            try:
+                st = self.stores(name)[0]
+                rep = verify_store(st, self.cfg, self.embedder)
+            except CorruptIndexError as exc:
+                rep = damaged(name, exc)
+                if not repair:
+                    reports.append(rep)
+                    continue
             if repair and not rep.ok:
                 if needs_rebuild(rep):
-                    self.rebuild(scope=st.name)
+                    self.rebuild(scope=name)
                     done = ["rebuilt the whole index from the notes"]
-                    st = self.stores(st.name)[0]
+                    st = self.stores(name)[0]
                 else:
                     done = repair_store(st, self.cfg, self.embedder, rep, warn=self._warn)
                 found = rep.found

@@ -11,7 +11,7 @@ import apsw.fts5
 import numpy as np
 import sqlite_vec
 
-from .errors import ExtensionError, StoreError
+from .errors import CorruptIndexError, ExtensionError, StoreError
 from .textseg import document_tokens, query_tokens
 
 Error = apsw.Error
@@ -52,7 +52,7 @@ def connect(path: Path | str, readonly: bool = False) -> apsw.Connection:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         con.close()
-        raise StoreError(f"index {path} is corrupt ({exc}); run `mdmem rebuild` to recreate it from the notes") from exc
+        raise CorruptIndexError(f"index {path} is corrupt ({exc}); run `mdmem rebuild` to recreate it from the notes") from exc
     return con
 
 

@@ -56,7 +56,12 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
     rep = VerifyReport(store=st.name)
     diffs = rep.differences
     con = st.con
-    problems = [p for p in db.quick_check(con) if p != "ok"]
+    try:
+        problems = [p for p in db.quick_check(con) if p != "ok"]
+    except db.Error as exc:
+        if not db.is_corrupt(exc):
+            raise
+        problems = [str(exc)]
     if problems:
         diffs.append(Difference("integrity", "", "; ".join(problems[:5])))
         return rep  # nothing below can be trusted on a damaged file
@@ -64,8 +69,14 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
     rep.files = len(files)
     docs = store.all_documents(con)
     indexed_uris = store.chunk_uris(con)
-    for uri, path in files.items():
-        _check_file(st, cfg, uri, path, docs.get(uri), rep)
+    try:
+        for uri, path in files.items():
+            _check_file(st, cfg, uri, path, docs.get(uri), rep)
+    except db.Error as exc:
+        if not db.is_corrupt(exc):
+            raise
+        diffs.append(Difference("integrity", "", str(exc)))
+        return rep
     for uri in sorted((set(docs) | indexed_uris) - set(files)):
         diffs.append(Difference("vanished", uri, "indexed but the note is gone or no longer a note"))
     _check_vectors(st, embedder, rep)
@@ -77,6 +88,11 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
         diffs.append(Difference(_FTS, "", f"full-text index unreadable ({exc})"))
     rep.found = len(diffs)
     return rep
+
+
+def damaged(name: str, exc: Exception) -> VerifyReport:
+    """The report for an index that cannot even be opened."""
+    return VerifyReport(store=name, differences=[Difference("integrity", "", str(exc))], found=1)
 
 
 def needs_rebuild(rep: VerifyReport) -> bool:
