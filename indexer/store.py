@@ -444,6 +444,7 @@ def wal_checkpoint(con) -> dict:
     busy, log, done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
     return {"busy": busy, "wal_pages": log, "checkpointed": done}
 
+
 # ---- verification ----
 
 def chunk_uris(con) -> set[str]:
