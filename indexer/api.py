@@ -46,7 +46,7 @@ class Memory:
         out = []
         for name, root in store_roots(self.cfg, scope):
             if name not in self._stores:
-                self._stores[name] = open_store(name, root, self.embedder)
+                self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
             out.append(self._stores[name])
         return out
 
@@ -131,3 +131,31 @@ class Memory:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
         from .recall import recall
         return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope)
+
+    # -- verification (reliability) ----------------------------------------------------------
+    def verify(self, scope: str = "all", repair: bool = False) -> list:
+        """Compare each store with its notes; with repair, re-index what differs and check again."""
+        from .errors import CorruptIndexError
+        from .verify import damaged, needs_rebuild, repair_store, verify_store
+        reports = []
+        for name, _root in store_roots(self.cfg, scope):
+            try:
+                st = self.stores(name)[0]
+                rep = verify_store(st, self.cfg, self.embedder)
+            except CorruptIndexError as exc:
+                rep = damaged(name, exc)
+                if not repair:
+                    reports.append(rep)
+                    continue
+            if repair and not rep.ok:
+                if needs_rebuild(rep):
+                    self.rebuild(scope=name)
+                    done = ["rebuilt the whole index from the notes"]
+                    st = self.stores(name)[0]
+                else:
+                    done = repair_store(st, self.cfg, self.embedder, rep, warn=self._warn)
+                found = rep.found
+                rep = verify_store(st, self.cfg, self.embedder)
+                rep.repaired, rep.found = done, found
+            reports.append(rep)
+        return reports

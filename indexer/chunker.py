@@ -9,10 +9,10 @@ from markdown_it import MarkdownIt
 
 from .frontmatter import split_front_matter
 from .models import Chunk, Note
-from .textseg import count_tokens
+from .textseg import count_tokens, cut_by_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-2"
+CHUNKER_VERSION = "md-blocks-3"
 MIN_STANDALONE_CHARS = 20
 
 _MD = MarkdownIt("commonmark").enable("table")
@@ -50,8 +50,15 @@ def parse_note(text: str, uri: str, target_tokens: int = 220, max_tokens: int = 
         uri=uri, parent_dir=parent_dir,
         type=fm.type or _TYPE_BY_DIR.get(parent_dir, "note"),
         importance=fm.importance or 3, evergreen=evergreen, tags=fm.tags,
-        chunks=tuple(chunks), warnings=(f"{uri}: {fm.problem}; indexed without it",) if fm.problem else (),
+        chunks=tuple(_unique(chunks)), warnings=(f"{uri}: {fm.problem}; indexed without it",) if fm.problem else (),
     )
+
+
+def _unique(chunks: list[Chunk]) -> list[Chunk]:
+    """A line cut into identical parts ("ha ha ha ...") gives equal ids: one copy is enough
+    (two would break the id key). Chunks of only whitespace (e.g. NBSP) are dropped."""
+    seen: set[str] = set()
+    return [c for c in chunks if c.content.strip() and not (c.id in seen or seen.add(c.id))]
 
 
 def _pieces(lines: list[str], offset: int, max_tokens: int):
@@ -112,19 +119,22 @@ def _split_block(lines, start, end, section, items, max_tokens):
 def _split_line(line: str, max_tokens: int) -> list[str]:
     """Split one long line at sentence ends (then hard) into parts of at most max_tokens."""
     sentences = [s for s in _SENTENCE_END.split(line) if s]
-    parts, cur = [], ""
+    # counts are kept running: re-counting the growing text made a 1 MB line take a minute
+    parts, cur, cur_tokens = [], "", 0
     for sent in sentences:
-        while count_tokens(sent) > max_tokens:  # a "sentence" with no end mark at all
-            cut = max(1, len(sent) * max_tokens // max(1, count_tokens(sent)))
+        n = count_tokens(sent)
+        if n > max_tokens:  # a "sentence" with no end mark at all: cut it between tokens
             if cur:
                 parts.append(cur)
-                cur = ""
-            parts.append(sent[:cut])
-            sent = sent[cut:]
-        if cur and count_tokens(cur + sent) > max_tokens:
+                cur, cur_tokens = "", 0
+            *whole, sent = cut_by_tokens(sent, max_tokens)
+            parts.extend(whole)
+            n = count_tokens(sent)
+        if cur and cur_tokens + n > max_tokens:
             parts.append(cur)
-            cur = ""
+            cur, cur_tokens = "", 0
         cur += sent
+        cur_tokens += n
     if cur:
         parts.append(cur)
     return [p for p in parts if p.strip()] or [line]
@@ -153,19 +163,25 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
         cur_tokens += ptoks
     if cur:
         groups.append(cur)
-    groups = _absorb_small(groups, lines)
+    groups = _absorb_small(groups, lines, limit)
     return [_make_chunk(g, lines, uri) for g in groups]
 
 
-def _absorb_small(groups, lines):
-    """Blocks under MIN_STANDALONE_CHARS join the previous chunk instead of standing alone."""
+def _absorb_small(groups, lines, limit):
+    """Blocks under MIN_STANDALONE_CHARS join the previous chunk instead of standing alone,
+    up to `limit` tokens (else 10k tiny sections would make one giant chunk)."""
     out: list[list[_Piece]] = []
+    sizes: list[int] = []
     for g in groups:
         text = "".join(_piece_text(p, lines) for p in g if not p.is_heading).strip()
-        if out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None:
+        size = sum(count_tokens(_piece_text(p, lines)) for p in g)
+        if (out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None
+                and sizes[-1] + size <= limit):
             out[-1] = out[-1] + g
+            sizes[-1] += size
         else:
             out.append(g)
+            sizes.append(size)
     return out
 
 

@@ -52,6 +52,7 @@ class Config:
     recall_context_chars: int = 1200  # cap on the context prepended to a weak query
     recall_rewrite_command: str = ""  # optional shell command: query on stdin, rewritten query on stdout
     recall_rewrite_timeout: float = 10.0
+    follow_symlinks: bool = False  # index notes that are symlinks to files outside the root
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)

@@ -11,7 +11,7 @@ import apsw.fts5
 import numpy as np
 import sqlite_vec
 
-from .errors import ExtensionError, StoreError
+from .errors import CorruptIndexError, ExtensionError, StoreError
 from .textseg import document_tokens, query_tokens
 
 Error = apsw.Error
@@ -36,12 +36,14 @@ def connect(path: Path | str, readonly: bool = False) -> apsw.Connection:
     path = str(path)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     new_file = not readonly and path != ":memory:" and not os.path.exists(path)
+    if new_file:
+        _create_private(path)
     try:
         con = apsw.Connection(path, flags=flags)
     except apsw.CantOpenError as exc:
         raise StoreError(f"cannot open index {path}: {exc}; check the folder exists and is writable") from exc
     if new_file:
-        os.chmod(path, 0o600)  # memories are private: index files are the owner's only
+        os.chmod(path, 0o600)  # memories are private; SQLite gives -wal and -shm the same mode
     con.set_busy_timeout(BUSY_TIMEOUT_MS)
     _load_vec(con)
     try:
@@ -52,8 +54,18 @@ def connect(path: Path | str, readonly: bool = False) -> apsw.Connection:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         con.close()
-        raise StoreError(f"index {path} is corrupt ({exc}); run `mdmem rebuild` to recreate it from the notes") from exc
+        raise CorruptIndexError(f"index {path} is corrupt ({exc}); run `mdmem rebuild` to recreate it from the notes") from exc
     return con
+
+
+def _create_private(path: str) -> None:
+    """Create the empty file 0600 before SQLite opens it, so it is never readable by others."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass  # another process created it first; it set the mode itself
+    except OSError as exc:
+        raise StoreError(f"cannot create index {path}: {exc.strerror}; check the folder exists and is writable") from exc
 
 
 def _register_tokenizer(con: apsw.Connection) -> None:

@@ -25,6 +25,10 @@ class StoreError(MdmemError):
     """An index file is unreadable, corrupt or locked."""
 
 
+class CorruptIndexError(StoreError):
+    """The index file is damaged; `mdmem rebuild` recreates it from the notes."""
+
+
 class IndexMismatchError(StoreError):
     """The index was built with another embedder, dimension or chunker."""
 

@@ -70,7 +70,7 @@ class StoreWriter(threading.Thread):
 
     def run(self) -> None:
         try:
-            self._st = open_store(self.store_name, self.root, self.embedder)
+            self._st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
         except BaseException as exc:
             self.open_error = exc
             self.ready.set()
@@ -207,7 +207,7 @@ class StoreWriter(threading.Thread):
             rep = rebuild_store(self.store_name, self.root, self.embedder, self.cfg, no_cache=no_cache,
                                 progress=progress, warn=self._warn)
         finally:
-            self._st = open_store(self.store_name, self.root, self.embedder)
+            self._st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
         self.last_sync = time.time()
         self._log.info("rebuilt", files=rep.indexed, chunks=rep.chunks_added, embedded=rep.embedded,
                        seconds=round(rep.seconds, 3))

@@ -55,7 +55,7 @@ def cleanup_store(st: Store) -> dict:
 def _is_note(st: Store, uri: str) -> bool:
     """A document row is live while its file exists and is still an indexable note."""
     path = st.root / Path(*uri.split("/"))
-    return path.is_file() and st.filter.uri_of(path) == uri
+    return path.is_file() and st.filter.uri_of(path) == uri and st.filter.admits(path)
 
 
 def stale_files(st: Store) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
     root.mkdir(parents=True, exist_ok=True)
     live_path = root / "index.db"
     shadow_path = root / f"index.db.rebuild-{os.getpid()}"
+    _remove_stale_shadows(root)
     _remove_db_files(shadow_path)
     cache, saved = {}, []
     live = _open_live(live_path)
@@ -35,7 +37,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
             saved = store.counters_by_uri_hash(live)
         except db.Error:
             cache, saved = {}, []  # an unreadable old index only costs re-embedding
-    shadow = open_store(name, root, embedder, index_path=shadow_path)
+    shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
     try:
         report = sync_store(shadow, embedder, cfg, progress=progress, warn=warn, reinforce=False, cache=cache)
         with db.transaction(shadow.con):
@@ -80,6 +82,24 @@ def _swap_in(shadow: Store, live, live_path: Path) -> None:
         db.backup_into(fresh, shadow.con)
     finally:
         fresh.close()
+
+
+def _remove_stale_shadows(root: Path) -> None:
+    """Shadow files of rebuilds that were killed would otherwise pile up, one per dead process."""
+    for path in root.glob("index.db.rebuild-*"):
+        match = re.fullmatch(r"index\.db\.rebuild-(\d+)", path.name)
+        if match and not _alive(int(match.group(1))):
+            _remove_db_files(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def _remove_db_files(path: Path) -> None:

@@ -21,8 +21,9 @@ def is_temp_name(name: str) -> bool:
 class NoteFilter:
     """Decides whether a path below one root is an indexable note (.mdmemignore respected)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, follow_symlinks: bool = False):
         self.root = Path(root)
+        self.follow_symlinks = follow_symlinks
         self._spec = self._load_ignore()
 
     def _load_ignore(self):
@@ -48,6 +49,8 @@ class NoteFilter:
         if any(p.startswith(".") for p in parts[:-1]):
             return None
         uri = "/".join(parts)
+        if not uri.isprintable() and not _encodable(uri):
+            return None  # undecodable bytes in a name: SQLite stores UTF-8 only
         if self._spec is not None and self._spec.match_file(uri):
             return None
         return uri
@@ -61,8 +64,29 @@ class NoteFilter:
             for name in sorted(filenames):
                 path = Path(dirpath) / name
                 uri = self.uri_of(path)
-                if uri is not None and path.is_file():
+                if uri is not None and path.is_file() and self.admits(path):
                     yield uri, path
+
+    def admits(self, path: Path | str) -> bool:
+        """A symlinked note must point inside the root unless follow_symlinks is set: a link
+        must not pull a private file from elsewhere into the index."""
+        path = Path(path)
+        if self.follow_symlinks or not path.is_symlink():
+            return True
+        try:
+            target = path.resolve(strict=True)
+            target.relative_to(self.root.resolve())
+        except (OSError, RuntimeError, ValueError):
+            return False
+        return True
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def decode_note(data: bytes, uri: str) -> str:
@@ -72,13 +96,12 @@ def decode_note(data: bytes, uri: str) -> str:
             return data.decode("utf-16")
         except UnicodeDecodeError:
             pass
+    if b"\x00" in data:  # checked first: binary data would otherwise get the encoding advice
+        raise NoteError(f"{uri}: contains NUL bytes, looks binary; rename it away from .md or fix it")
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NoteError(f"{uri}: not UTF-8 text (byte {exc.start}); convert it, e.g. `iconv -f GBK -t UTF-8`") from exc
-    if "\x00" in text:
-        raise NoteError(f"{uri}: contains NUL bytes, looks binary; rename it away from .md or fix it")
-    return text
 
 
 def read_note(path: Path, uri: str) -> tuple[bytes, os.stat_result]:

@@ -34,9 +34,14 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     limit = cfg.limit if limit is None else int(limit)
     if limit <= 0:
         raise InputError("--limit must be a positive number")
-    under = tuple(u.strip().lstrip("./") for u in (under or ()) if u and u.strip())
-    return Query(text=text[:MAX_QUERY_CHARS], mode=mode, limit=limit, under=under,
+    under = tuple(_valid_text(u).strip().lstrip("./") for u in (under or ()) if u and u.strip())
+    return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
                  min_score=cfg.min_score if min_score is None else float(min_score), explain=explain)
+
+
+def _valid_text(text: str) -> str:
+    """Lone surrogates (undecodable bytes in argv) cannot reach SQLite or a model: make them U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True) -> list[Hit]:

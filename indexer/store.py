@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -442,3 +443,84 @@ def wal_checkpoint(con) -> dict:
     """Fold the WAL into the main file and truncate it (outside any transaction)."""
     busy, log, done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
     return {"busy": busy, "wal_pages": log, "checkpointed": done}
+
+
+# ---- verification ----
+
+def chunk_uris(con) -> set[str]:
+    return {r["uri"] for r in db.rows(con, "SELECT DISTINCT uri FROM chunks")}
+
+
+def vec_table_dimension(con) -> int | None:
+    """The dimension declared by the vector table's schema, or None without one."""
+    found = db.rows(con, "SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'")
+    if not found:
+        return None
+    match = re.search(r"float\[(\d+)\]", found[0]["sql"] or "")
+    return int(match.group(1)) if match else None
+
+
+def orphan_vector_ids(con) -> list[str]:
+    if not has_vec_table(con):
+        return []
+    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks")}
+    return sorted(r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec") if r["id"] not in have)
+
+
+def chunks_without_vector(con) -> list[dict]:
+    if not has_vec_table(con):
+        return []
+    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
+    return [r for r in db.rows(con, "SELECT id, uri FROM chunks ORDER BY uri, start_line") if r["id"] not in have]
+
+
+def vectors_of_wrong_length(con, dim: int) -> list[str]:
+    if not has_vec_table(con):
+        return []
+    return [r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec WHERE vec_length(embedding) != ?", (int(dim),))]
+
+
+def chunks_missing_fts(con) -> list[dict]:
+    """Chunks with no FTS document (the docsize shadow table holds one row per indexed rowid)."""
+    return db.rows(con, "SELECT c.id, c.uri FROM chunks c LEFT JOIN chunks_fts_docsize d ON d.id = c.fts_rowid"
+                        " WHERE d.id IS NULL ORDER BY c.uri, c.start_line")
+
+
+def fts_orphan_rowids(con) -> list[int]:
+    return [r["id"] for r in db.rows(con, "SELECT d.id FROM chunks_fts_docsize d LEFT JOIN chunks c"
+                                          " ON c.fts_rowid = d.id WHERE c.id IS NULL ORDER BY d.id")]
+
+
+def fts_integrity_problem(con) -> str | None:
+    """FTS5's own check of its index against the chunks table (rank 1: content compared too)."""
+    try:
+        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+    except db.Error as exc:
+        if isinstance(exc, db.BusyError):
+            raise
+        return str(exc)
+    return None
+
+
+def rebuild_fts(con) -> None:
+    """Re-derive the whole FTS index from the chunks table (drops orphans, restores missing rows)."""
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+
+
+def delete_vectors(con, ids: list[str]) -> None:
+    for i in ids:
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (i,))
+
+
+def delete_document(con, uri: str) -> None:
+    con.execute("DELETE FROM documents WHERE uri = ?", (uri,))
+
+
+def delete_chunk_rows(con, uri: str) -> int:
+    """Drop a file's chunk rows and vectors without touching FTS (for rows FTS no longer matches;
+    rebuild_fts must follow)."""
+    ids = [r["id"] for r in db.rows(con, "SELECT id FROM chunks WHERE uri = ?", (uri,))]
+    if has_vec_table(con):
+        delete_vectors(con, ids)
+    con.execute("DELETE FROM chunks WHERE uri = ?", (uri,))
+    return len(ids)

@@ -39,7 +39,8 @@ def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
     return roots
 
 
-def open_store(name: str, root: Path, embedder, index_path: Path | None = None) -> Store:
+def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
+               follow_symlinks: bool = False) -> Store:
     """Open (creating if needed) a store's index and bind it to the embedder's identity."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -50,14 +51,14 @@ def open_store(name: str, root: Path, embedder, index_path: Path | None = None) 
     except BaseException:
         con.close()
         raise
-    return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root))
+    return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root, follow_symlinks))
 
 
 def open_stores(cfg: Config, embedder, scope: str = "all") -> list[Store]:
     opened: list[Store] = []
     try:
         for name, root in store_roots(cfg, scope):
-            opened.append(open_store(name, root, embedder))
+            opened.append(open_store(name, root, embedder, follow_symlinks=cfg.follow_symlinks))
     except BaseException:
         for s in opened:
             s.close()

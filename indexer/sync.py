@@ -85,7 +85,7 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
         uri = st.filter.uri_of(path)
         if uri is None:
             continue
-        if Path(path).is_file():
+        if Path(path).is_file() and st.filter.admits(path):
             present.append((uri, Path(path)))
         elif store.get_document(st.con, uri) is not None or store.chunks_for_uri(st.con, uri):
             remove_file(st, uri, report)

@@ -114,15 +114,36 @@ def has_han(text: str) -> bool:
 _COUNT = re.compile(rf"[{_HAN}{_KANA_HANGUL}]|[^\W_{_HAN}{_KANA_HANGUL}]+|[^\s\w]")
 
 
+def _weight(s: str) -> int:
+    if s[0].isalnum() and len(s) > 1:
+        return 1 + (len(s) - 1) // 6  # long words split into several word pieces
+    return 1
+
+
 def count_tokens(text: str) -> int:
     """Model-style token estimate: a CJK character is one, a word about 1.3, punctuation one."""
-    n = 0.0
+    return sum(_weight(m.group()) for m in _COUNT.finditer(text))
+
+
+def cut_by_tokens(text: str, max_tokens: int) -> list[str]:
+    """Cut text into consecutive parts of at most max_tokens each, in one pass; "".join(parts) == text."""
+    max_tokens = max(1, max_tokens)
+    word_cap = 6 * (max_tokens - 1) + 1  # the longest word weighing max_tokens
+    parts, start, n = [], 0, 0
     for m in _COUNT.finditer(text):
-        s = m.group()
-        if len(s) == 1 and not s.isascii():
-            n += 1
-        elif s[0].isalnum():
-            n += 1 + (len(s) - 1) // 6  # long words split into several word pieces
-        else:
-            n += 1
-    return int(n + 0.999)
+        s, pos = m.group(), m.start()
+        while _weight(s) > max_tokens:  # one giant word: cut it by characters
+            if pos > start:
+                parts.append(text[start:pos])
+            parts.append(text[pos:pos + word_cap])
+            pos += word_cap
+            start, n, s = pos, 0, s[word_cap:]
+        if not s:
+            continue
+        if n + _weight(s) > max_tokens and pos > start:
+            parts.append(text[start:pos])
+            start, n = pos, 0
+        n += _weight(s)
+    if start < len(text):
+        parts.append(text[start:])
+    return parts

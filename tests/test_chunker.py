@@ -29,8 +29,8 @@ def test_breadcrumb_follows_heading_levels():
 
 
 def test_long_chinese_paragraph_splits_at_sentence_ends_within_limit():
-    sentence = "今天我们讨论了数据库迁移的方案，并确定了回滚步骤。"
-    text = "# 会议\n\n" + sentence * 60 + "\n"
+    # distinct sentences: identical parts of one line would share an id and be kept once
+    text = "# 会议\n\n" + "".join(f"今天我们讨论了数据库迁移的方案{i}，并确定了回滚步骤。" for i in range(60)) + "\n"
     note = parse_note(text, "journal/2026-01-01.md", target_tokens=100, max_tokens=150)
     assert len(note.chunks) > 3
     for ch in note.chunks:

