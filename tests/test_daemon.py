@@ -332,3 +332,34 @@ def test_systemd_unit_is_a_valid_user_unit(tmp_path):
             assert r.returncode == 0, r.stderr
             return
     pytest.skip("no systemd manager available to verify with")
+
+
+def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
+    import socket as socket_mod
+    from indexer.rpc import peer_uid
+    a, b = socket_mod.socketpair(socket_mod.AF_UNIX)
+    try:
+        assert peer_uid(a) == os.getuid()
+    finally:
+        a.close()
+        b.close()
+    if os.geteuid() != 0:
+        return  # only root can become another user to try
+    path = str(served.socket())
+    pid = os.fork()
+    if pid == 0:  # child: drop to nobody and try to talk to the daemon
+        code = 3
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            s = socket_mod.socket(socket_mod.AF_UNIX)
+            s.connect(path)
+            s.sendall(b'{"method": "stats"}\n')
+            reply = s.makefile().readline()
+            code = 0 if "serves only its owner" in reply or not reply else 1
+        except PermissionError:
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
