@@ -34,8 +34,8 @@ def _env():
 @pytest.fixture
 def tiny_eval(tmp_path):
     score = default_eval_dir() / "score.py"
-    if not score.exists():
-        pytest.skip("the shared eval sets (score.py) are not next to this checkout")
+    if not score.exists():  # a checkout without the shared eval sets: same interface, smaller scorer
+        score = Path(__file__).with_name("tiny_score.py")
     root = tmp_path / "eval"
     for uri, text in NOTES.items():
         p = root / "tiny" / "corpus" / uri

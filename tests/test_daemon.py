@@ -322,8 +322,14 @@ def test_without_a_daemon_commands_work_in_process(tmp_path):
 def test_systemd_unit_is_a_valid_user_unit(tmp_path):
     unit = (Path(__file__).resolve().parents[1] / "systemd" / "mdmem.service").read_text()
     assert "ExecStart=@MDMEM@ serve" in unit and "WantedBy=default.target" in unit
+    import configparser
+    parsed = configparser.ConfigParser(strict=True, interpolation=None)
+    parsed.optionxform = str
+    parsed.read_string(unit)  # duplicate keys or sections would raise
+    assert {"Unit", "Service", "Install"} <= set(parsed.sections())
+    assert parsed["Service"].get("ExecReload", "").endswith("$MAINPID")
     if shutil.which("systemd-analyze") is None:
-        pytest.skip("systemd is not installed")
+        return  # the structural checks above are all a machine without systemd can do
     filled = tmp_path / "mdmem.service"
     filled.write_text(unit.replace("@MDMEM@", sys.executable + " -m indexer"))
     for mode in (["--user"], []):  # containers often have no user manager; the system one checks syntax too
@@ -331,7 +337,6 @@ def test_systemd_unit_is_a_valid_user_unit(tmp_path):
         if "Failed to initialize manager" not in r.stderr:
             assert r.returncode == 0, r.stderr
             return
-    pytest.skip("no systemd manager available to verify with")
 
 
 def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
