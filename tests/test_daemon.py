@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import polling
+
 from indexer import config, db, store
 from indexer.rpc import Client, socket_path
 from indexer.scanner import NoteFilter
@@ -90,12 +92,7 @@ class Served:
 
 
 def eventually(pred, timeout=DEADLINE):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
+    return polling.eventually(pred, timeout)
 
 
 def index_equals_notes(root: Path) -> bool:

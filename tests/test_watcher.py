@@ -22,13 +22,7 @@ class Collector:
             return {p for _n, ps in self.calls for p in ps}
 
 
-def wait_for(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
+from polling import eventually as wait_for  # noqa: E402
 
 
 def test_debouncer_coalesces_a_burst_into_one_flush():
