@@ -252,10 +252,11 @@ def hashes_missing_vectors(con) -> dict[str, str]:
     if not has_vec_table(con):
         return {}
     have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
+    # runs on every sync: read ids only, and the text of just the chunks that lack a vector
+    missing = [r["id"] for r in db.rows(con, "SELECT id FROM chunks") if r["id"] not in have]
     out = {}
-    for r in db.rows(con, "SELECT id, content_hash, content FROM chunks"):
-        if r["id"] not in have:
-            out.setdefault(r["content_hash"], r["content"])
+    for r in chunks_by_ids(con, missing):
+        out.setdefault(r["content_hash"], r["content"])
     return out
 
 
@@ -346,9 +347,11 @@ def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_ur
 
 
 def chunks_by_ids(con, ids: list[str]) -> list[dict]:
-    if not ids:
-        return []
-    return db.rows(con, _SELECT + " FROM chunks c WHERE c.id IN (" + ", ".join("?" for _ in ids) + ")", ids)
+    out = []
+    for i in range(0, len(ids), 500):  # stay far below SQLite's limit on bound values
+        part = list(ids[i:i + 500])
+        out += db.rows(con, _SELECT + " FROM chunks c WHERE c.id IN (" + ", ".join("?" for _ in part) + ")", part)
+    return out
 
 
 # ---- counters and stats ------------------------------------------------------------------
