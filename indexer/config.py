@@ -32,6 +32,9 @@ class Config:
     vector_weight_han: float = 0.1  # same, for queries containing Chinese characters
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
+    feedback_docs: int = 15  # hybrid: top full-text hits whose words expand the query (0 = off)
+    feedback_terms: int = 5  # expansion words taken from them
+    feedback_weight: float = 0.2  # weight of the expanded query's BM25 next to the original's
     limit: int = 10
     min_score: float = 0.0
     chunk_target_tokens: int = 220
@@ -154,6 +157,8 @@ def _validate(cfg: Config) -> None:
         (0.0 <= cfg.vector_weight <= 1.0 and 0.0 <= cfg.vector_weight_han <= 1.0, "vector_weight must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
+        (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,
+         "feedback_docs, feedback_terms and feedback_weight must be 0 or more (0 turns feedback off)"),
         (cfg.half_life_days > 0, "half_life_days must be positive"),
         (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),

@@ -58,6 +58,14 @@ def connect(path: Path | str, readonly: bool = False) -> apsw.Connection:
     return con
 
 
+def index_terms(con: apsw.Connection, text: str) -> list[tuple[str, str]]:
+    """(surface word, indexed term) per query-style token of text, as the FTS index spells terms (stemmed)."""
+    tok = con.fts5_tokenizer("porter", [TOKENIZER_NAME])
+    raw = text.encode("utf-8")
+    return [(raw[start:end].decode("utf-8", "replace"), term)
+            for start, end, term, *_colocated in tok(raw, apsw.FTS5_TOKENIZE_QUERY, None)]
+
+
 def _create_private(path: str) -> None:
     """Create the empty file 0600 before SQLite opens it, so it is never readable by others."""
     try:

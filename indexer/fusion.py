@@ -13,23 +13,29 @@ class Candidate:
     row: dict
     bm25: float | None = None
     similarity: float | None = None
+    bm25_feedback: float | None = None  # BM25 of the feedback-expanded query (hybrid only)
     fts_rank: int | None = None
     vec_rank: int | None = None
 
 
-def weighted(cands: list[Candidate], vector_weight: float) -> dict[tuple, dict]:
-    """score = (1-w)·minmax(bm25) + w·minmax(cosine); a signal that missed a chunk gives 0.
+def weighted(cands: list[Candidate], vector_weight: float, feedback_weight: float = 0.0) -> dict[tuple, dict]:
+    """score = (1-w)·text + w·minmax(cosine); a signal that missed a chunk gives 0.
+
+    text = (minmax(bm25) + f·minmax(feedback bm25)) / (1 + f): with feedback weight f the
+    expanded query's BM25 joins the original's as a second full-text signal.
 
     Both signals are min-max scaled over the candidate pool: cosines crowd into a narrow band,
     and scaling BM25 the same way keeps the two on one footing (on the dev sets this beat
     bm25/max(bm25) for vector weights 0.3-0.5; see docs/BENCHMARKS.md).
     """
     f_scale = _minmax([c.bm25 for c in cands if c.bm25 is not None])
+    e_scale = _minmax([c.bm25_feedback for c in cands if c.bm25_feedback is not None])
     v_scale = _minmax([c.similarity for c in cands if c.similarity is not None])
     out = {}
     for c in cands:
-        f, v = f_scale(c.bm25), v_scale(c.similarity)
-        out[c.key] = {"score": (1 - vector_weight) * f + vector_weight * v, "fts": f, "vector": v}
+        f, e, v = f_scale(c.bm25), e_scale(c.bm25_feedback), v_scale(c.similarity)
+        text = (f + feedback_weight * e) / (1 + feedback_weight)
+        out[c.key] = {"score": (1 - vector_weight) * text + vector_weight * v, "fts": f, "feedback": e, "vector": v}
     return out
 
 

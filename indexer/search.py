@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import db, fusion, store
+from . import db, feedback, fusion, store
 from .config import Config
 from .errors import InputError
 from .models import Hit
 from .stores import Store
-from .textseg import fts_match_expression, has_han
+from .textseg import fts_match_expression, has_han, match_any
 
 MAX_QUERY_CHARS = 20_000
 
@@ -50,9 +50,13 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
     qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
     match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or qvec is None else ""
     pool = max(cfg.candidates, q.limit * 2)
+    # feedback is part of the weighted hybrid ranking it was measured in, not of plain full text
+    fb = (cfg.feedback_docs, cfg.feedback_terms) if (
+        q.mode == "hybrid" and qvec is not None and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
     cands: dict[tuple, fusion.Candidate] = {}
+    expanded: dict[str, tuple[str, ...]] = {}
     for st in stores:
-        _collect(st, q, match, qvec, pool, cands)
+        expanded[st.name] = _collect(st, q, match, qvec, pool, cands, fb)
     mode = q.mode if qvec is not None or q.mode == "fts" else "fts"  # no vectors: degrade to full text
     listed = list(cands.values())
     if mode == "fts":
@@ -63,7 +67,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
         scored = fusion.rrf(listed, cfg.rrf_k)
     else:
         w = cfg.vector_weight_han if has_han(q.text) else cfg.vector_weight
-        scored = fusion.weighted(listed, w)
+        scored = fusion.weighted(listed, w, cfg.feedback_weight if fb else 0.0)
     hits = []
     for key, parts in scored.items():
         c = cands[key]
@@ -75,6 +79,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
         if q.explain:
             explain = {"mode": mode, **{k: round(v, 6) for k, v in parts.items() if k != "score"},
                        "bm25": c.bm25, "cosine": c.similarity, "fts_rank": c.fts_rank, "vector_rank": c.vec_rank,
+                       "feedback_bm25": c.bm25_feedback, "feedback_words": list(expanded.get(key[0], ())),
                        "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
         hits.append(_hit(c, key[0], score, explain))
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
@@ -89,11 +94,16 @@ def dynamics_multiplier(row: dict, floor: float) -> float:
     return floor + (1.0 - floor) * strength
 
 
-def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict) -> None:
+def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=None) -> tuple[str, ...]:
+    """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
+    words: tuple[str, ...] = ()
     if match:
-        for rank, r in enumerate(store.fts_search(st.con, match, pool, under=q.under), 1):
+        found = store.fts_search(st.con, match, pool, under=q.under)
+        for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.bm25, c.fts_rank = r["bm25"], rank
+        if fb and fb[0] > 0 and fb[1] > 0 and found:
+            words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
         for rank, r in enumerate(store.vector_search(st.con, qvec, pool, under=q.under), 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
@@ -104,6 +114,20 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict) -> N
                 v = store.vector_for_id(st.con, cid)
                 if v is not None:
                     c.similarity = float(v @ qvec)
+    return words
+
+
+def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict) -> tuple[str, ...]:
+    """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
+    exp = feedback.expansion_terms(
+        db.index_terms(st.con, q.text), [db.index_terms(st.con, r["content"]) for r in top],
+        lambda terms: store.term_doc_counts(st.con, terms), store.chunk_count(st.con), n_words)
+    if not exp.words:
+        return ()
+    for r in store.fts_search(st.con, match_any(exp.words), pool, under=q.under):
+        c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+        c.bm25_feedback = r["bm25"]
+    return exp.words
 
 
 def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:

@@ -324,6 +324,23 @@ def fts_search(con, match: str, k: int, parent_dirs=None, under=None) -> list[di
     return db.rows(con, sql, [match, *params, k])
 
 
+def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each indexed term (FTS5 vocabulary, made per connection in temp)."""
+    if not terms:
+        return {}
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
+    out = {}
+    for i in range(0, len(terms), 500):  # under SQLite's bound-value limit
+        part = terms[i:i + 500]
+        sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
+        out.update((r["term"], r["doc"]) for r in db.rows(con, sql, part))
+    return out
+
+
+def chunk_count(con) -> int:
+    return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
+
+
 def vector_search(con, query_vec, k: int, parent_dirs=None, under=None) -> list[dict]:
     """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
     if not has_vec_table(con):

@@ -96,15 +96,25 @@ def query_terms(text: str, drop_stopwords: bool = True) -> list[str]:
             terms.append(toks[0])
     if not drop_stopwords:
         return terms
-    # a lone latin letter ("s" of "Chen's", "t" of "don't") matches nearly every English note
-    kept = [t for t in terms if t not in _EN_STOP and t not in _ZH_STOP and not (len(t) == 1 and t.isascii())]
+    kept = [t for t in terms if not is_stopword(t)]
     return kept or terms
+
+
+def is_stopword(word: str) -> bool:
+    """Function words of either language, and lone latin letters ("s" of "Chen's", "t" of "don't"),
+    which match nearly every English note."""
+    w = _fold(word)
+    return w in _EN_STOP or w in _ZH_STOP or (len(w) == 1 and w.isascii())
 
 
 def fts_match_expression(text: str, max_terms: int = 64) -> str:
     """An FTS5 MATCH string that can never be a syntax error: quoted terms, OR-joined."""
-    terms = query_terms(text)[:max_terms]
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return match_any(query_terms(text)[:max_terms])
+
+
+def match_any(words) -> str:
+    """An FTS5 MATCH string for any of the words, each quoted so it is only ever text."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
 def has_han(text: str) -> bool:
