@@ -22,9 +22,10 @@ from indexer.textseg import fts_match_expression  # noqa: E402
 K = 10
 
 
-def collect(home: Path, queries: list[dict]) -> list[dict]:
-    """Per query: every candidate the live search would fuse, with raw BM25 and cosine."""
+def collect(home: Path, queries: list[dict], feedback: tuple[int, int]) -> list[dict]:
+    """Per query: every candidate the live search would fuse, with raw BM25, cosine and feedback BM25."""
     out = []
+    nan = lambda x: np.nan if x is None else x  # noqa: E731
     with Memory(home=home) as mem:
         stores, emb = mem.stores("all"), mem.embedder
         for q in queries:
@@ -32,10 +33,9 @@ def collect(home: Path, queries: list[dict]) -> list[dict]:
             qvec = emb.embed_query(query.text)
             cands: dict = {}
             for st in stores:
-                search_mod._collect(st, query, fts_match_expression(query.text), qvec, mem.cfg.candidates, cands)
-            rows = [(c.row["uri"], c.row["start_line"], c.row["end_line"],
-                     np.nan if c.bm25 is None else c.bm25, np.nan if c.similarity is None else c.similarity)
-                    for c in cands.values()]
+                search_mod._collect(st, query, fts_match_expression(query.text), qvec, mem.cfg.candidates, cands, feedback)
+            rows = [(c.row["uri"], c.row["start_line"], c.row["end_line"], nan(c.bm25), nan(c.similarity),
+                     nan(c.bm25_feedback)) for c in cands.values()]
             out.append({"q": q, "rows": rows})
     return out
 
@@ -54,20 +54,25 @@ def by_max(x):
     return np.where(ok, x / top if top > 0 else 0.0, 0.0)
 
 
-def schemes(weights):
-    """name -> f(bm25, cos) -> scores (nan = drop)."""
-    out = {"fts": lambda b, c: np.where(np.isnan(b), np.nan, b), "vector": lambda b, c: c}
+def schemes(weights, feedback_weights):
+    """name -> f(bm25, cos, feedback bm25) -> scores (nan = drop)."""
+    out = {"fts": lambda b, c, e: np.where(np.isnan(b), np.nan, b), "vector": lambda b, c, e: c}
     for w in weights:
-        out[f"max+minmax w={w}"] = lambda b, c, w=w: (1 - w) * by_max(b) + w * minmax(c)
-        out[f"minmax+minmax w={w}"] = lambda b, c, w=w: (1 - w) * minmax(b) + w * minmax(c)
+        for f in feedback_weights:
+            # the live default: text = (minmax(bm25) + f·minmax(feedback bm25)) / (1 + f)
+            out[f"feedback f={f} w={w}"] = lambda b, c, e, w=w, f=f: (
+                (1 - w) * (minmax(b) + f * minmax(e)) / (1 + f) + w * minmax(c))
+    for w in weights:
+        out[f"max+minmax w={w}"] = lambda b, c, e, w=w: (1 - w) * by_max(b) + w * minmax(c)
+        out[f"minmax+minmax w={w}"] = lambda b, c, e, w=w: (1 - w) * minmax(b) + w * minmax(c)
         # raw cosine: the vector side nudges rather than spreads over the full [0, 1] range
-        out[f"minmax+raw w={w}"] = lambda b, c, w=w: (1 - w) * minmax(b) + w * np.nan_to_num(c, nan=0.0)
+        out[f"minmax+raw w={w}"] = lambda b, c, e, w=w: (1 - w) * minmax(b) + w * np.nan_to_num(c, nan=0.0)
         # vectors only re-rank what full text found (cosine scaled among those), others drop
-        out[f"rerank w={w}"] = lambda b, c, w=w: np.where(
+        out[f"rerank w={w}"] = lambda b, c, e, w=w: np.where(
             np.isnan(b), np.nan, (1 - w) * by_max(b) + w * minmax(np.where(np.isnan(b), np.nan, c)))
         for n in (10, 20, 30):
             # fuse only within full text's top n: vectors re-order, never add, what BM25 ranked
-            out[f"top{n} minmax w={w}"] = lambda b, c, w=w, n=n: _top(b, n, (1 - w) * minmax(_top(b, n, b)) + w * minmax(_top(b, n, c)))
+            out[f"top{n} minmax w={w}"] = lambda b, c, e, w=w, n=n: _top(b, n, (1 - w) * minmax(_top(b, n, b)) + w * minmax(_top(b, n, c)))
     return out
 
 
@@ -85,7 +90,8 @@ def score_set(cands: list[dict], fn, scorer) -> dict:
         q, rows = item["q"], item["rows"]
         b = np.array([r[3] for r in rows], dtype=float)
         c = np.array([r[4] for r in rows], dtype=float)
-        s = fn(b, c) if rows else np.array([])
+        e = np.array([r[5] for r in rows], dtype=float)
+        s = fn(b, c, e) if rows else np.array([])
         order = [i for i in np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable") if not np.isnan(s[i])]
         rel = [(scorer.norm_uri(r["uri"]), r["start_line"], r["end_line"]) for r in q["relevant"]]
         ign = [(scorer.norm_uri(r["uri"]), r["start_line"], r["end_line"]) for r in q.get("ignore") or []]
@@ -103,16 +109,20 @@ def main() -> None:
                     help="where eval.py built the indexes")
     ap.add_argument("--index", default="usem3__tdefault__mdefault", help="index folder suffix under --work")
     ap.add_argument("--weights", default="0.05,0.1,0.2,0.3,0.4,0.5")
+    ap.add_argument("--feedback-weights", default="0,0.1,0.2,0.3,0.5")
+    ap.add_argument("--feedback-docs", type=int, default=15, help="top full-text hits the expansion words come from")
+    ap.add_argument("--feedback-terms", type=int, default=5, help="expansion words per query")
     ap.add_argument("--max-queries", type=int, default=None)
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "sweep.json")
     args = ap.parse_args()
     spec = importlib.util.spec_from_file_location("score", args.eval_dir / "score.py")
     scorer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scorer)
-    fns = schemes([float(w) for w in args.weights.split(",")])
+    fns = schemes([float(w) for w in args.weights.split(",")], [float(f) for f in args.feedback_weights.split(",")])
     table = {}
     for name in args.sets.split(","):
-        cands = collect(args.work / f"{name}__{args.index}" / "home", load_queries(args.eval_dir / name, args.max_queries))
+        cands = collect(args.work / f"{name}__{args.index}" / "home", load_queries(args.eval_dir / name, args.max_queries),
+                        (args.feedback_docs, args.feedback_terms))
         table[name] = {k: score_set(cands, fn, scorer) for k, fn in fns.items()}
         print(f"\n## {name}\nscheme | R@5 | R@10 | Hit@5 | MRR@10 | nDCG@10")
         for k, v in table[name].items():
