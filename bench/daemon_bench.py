@@ -1,10 +1,13 @@
-"""Daemon benchmark: edit->searchable latency, idle RSS/CPU, reconcile time of unchanged files.
+"""Daemon benchmark: edit->searchable latency, idle RSS/CPU, reconcile time of unchanged files, bursts.
 
     python bench/daemon_bench.py --files 10000 --edits 60
+    python bench/daemon_bench.py --burst 10000 [--embedder none]
 
 Builds a temporary store of FILES one-paragraph notes, indexes it, starts `mdmem serve` on
 it, then edits random notes one at a time and polls the daemon's socket until the new
 text is found. Prints one JSON object (and a Markdown table with --markdown).
+With --burst N it instead starts the daemon on an empty store, creates N notes as fast as
+Python can, and times creation and the wait until the daemon has indexed every one.
 """
 
 from __future__ import annotations
@@ -49,6 +52,23 @@ def make_store(base: Path, files: int) -> tuple[Path, Path]:
     return home, project
 
 
+def write_burst(folder: Path, n: int, start: int = 0, tag: str = "burst") -> float:
+    """n small notes spread over 100 sub-folders, written as fast as Python can; returns the seconds taken."""
+    t0 = time.perf_counter()
+    for i in range(start, start + n):
+        d = folder / f"d{i % 100:02}"
+        if i - start < 100:
+            d.mkdir(parents=True, exist_ok=True)
+        (d / f"{tag}{i:05}.md").write_text(f"# {tag} {i}\n\n{tag} note {i} token{tag}{i}\n", encoding="utf-8")
+    return time.perf_counter() - t0
+
+
+def indexed(status: dict, store: str, files: int) -> bool:
+    """The daemon's status says the store holds exactly `files` notes and has nothing left to do."""
+    s = status.get(store) or {}
+    return s.get("files") == files and s.get("pending") == 0 and not s.get("busy")
+
+
 def percentile(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
@@ -73,6 +93,38 @@ def wait_ready(proc, sock: Path, timeout: float = 600) -> None:
     raise SystemExit("daemon not ready in time")
 
 
+def burst(n: int, embedder: str) -> dict:
+    """Start `mdmem serve` on an empty store, create n notes at once, time until all are indexed."""
+    with tempfile.TemporaryDirectory(prefix="mdmem-burst-") as tmp:
+        base = Path(tmp)
+        run_dir = base / "run"
+        run_dir.mkdir()
+        env = {**os.environ, "XDG_RUNTIME_DIR": str(run_dir), "PYTHONPATH": str(REPO)}
+        os.environ["XDG_RUNTIME_DIR"] = str(run_dir)
+        home, project = make_store(base, 0)
+        sock = socket_path(config.load(home=home, project=project, env={}))
+        log = base / "serve.log"
+        proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "--project", str(project),
+                                 "--embedder", embedder, "serve"],
+                                env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(REPO))
+        try:
+            wait_ready(proc, sock)
+            t0 = time.perf_counter()
+            out = {"burst": n, "embedder": embedder, "create_s": round(write_burst(home / "burst", n), 2)}
+            client = Client(sock, timeout=60)
+            while not indexed(client.call("status"), "global", n):
+                time.sleep(0.1)
+            out["created_to_indexed_s"] = round(time.perf_counter() - t0, 1)
+            client.close()
+            text = log.read_text()
+            out["overflowed"] = '"watch_overflow"' in text
+            out["traceback"] = "Traceback" in text
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out["exit_code"] = proc.wait(timeout=120)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=10000)
@@ -80,8 +132,13 @@ def main() -> None:
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--debounce-ms", type=int, default=300)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--burst", type=int, help="only time N notes created at once under the running daemon")
+    ap.add_argument("--embedder", default="none", help="model for --burst (default none: the watcher, not the model)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.burst:
+        print(json.dumps(burst(args.burst, args.embedder)))
+        return
     out: dict = {"files": args.files, "edits": args.edits, "debounce_ms": args.debounce_ms}
     with tempfile.TemporaryDirectory(prefix="mdmem-bench-") as tmp:
         base = Path(tmp)

@@ -25,12 +25,14 @@ class Memory:
     """
 
     def __init__(self, home: str | Path | None = None, project: str | Path | None = None, *,
-                 cfg: Config | None = None, embedder=None, warn=None, **settings):
+                 cfg: Config | None = None, embedder=None, warn=None, available=None, **settings):
         self.cfg = cfg or config_mod.load(home=Path(home) if home else None,
                                           project=Path(project) if project else None, **settings)
         self._embedder = embedder
         self._stores: dict[str, Store] = {}
         self._warn = warn or (lambda message: None)
+        # the daemon's readers skip a store whose root is gone (no hits) instead of creating it again
+        self._available = available or (lambda name: True)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -45,6 +47,8 @@ class Memory:
             raise InputError(f"unknown scope {scope!r}; choose all, global or project")
         out = []
         for name, root in store_roots(self.cfg, scope):
+            if not self._available(name):
+                continue
             if name not in self._stores:
                 self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
             out.append(self._stores[name])

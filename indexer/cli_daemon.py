@@ -46,6 +46,10 @@ def status(c: CliContext, scope, as_json):
         click.echo(json.dumps(data, ensure_ascii=False))
         return
     for name, s in data.items():
+        if s.get("missing"):
+            click.echo(f"{name}: root {s['root']} is missing ({s['missing']}); searches find nothing in it "
+                       f"until the folder is back — daemon pid {s['pid']}")
+            continue
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["last_sync"])) if s.get("last_sync") else "never"
         who = f"daemon pid {s['pid']}" + (" (polling)" if s.get("polling") else "") if s.get("daemon") else "no daemon"
         pending = f"{s['pending']} pending" if s.get("daemon") else f"{s['pending']} files differ from the index"

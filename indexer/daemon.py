@@ -16,7 +16,7 @@ from .api import Memory
 from .config import Config
 from .embedder import load_embedder
 from .errors import MdmemError, StoreError
-from .stores import store_roots
+from .stores import identity, store_roots
 from .index_writer import Reply, StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
@@ -43,6 +43,13 @@ class StoreLock:
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._fd = fd
 
+    def intact(self) -> bool:
+        """Whether the file we hold the lock on is still the one at the lock's path."""
+        if self._fd is None:
+            return False
+        held = os.fstat(self._fd)
+        return identity(self.path) == (held.st_dev, held.st_ino)
+
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)  # closing drops the flock; the file stays (removing it would race)
@@ -65,6 +72,8 @@ class Daemon:
         self.server = None
         self.started_at = time.time()
         self._readers: queue.LifoQueue = queue.LifoQueue()
+        self._generation = 0  # bumped when a store is detached or reopened: older readers hold stale files
+        self._born: dict[int, int] = {}  # id(reader) -> generation it was opened in
         self._log = log.get()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -78,6 +87,7 @@ class Daemon:
             lock = StoreLock(root)
             lock.acquire()  # before anything else: a second daemon leaves without touching a thing
             self.locks.append(lock)
+        lock_of = {name: lock for (name, _root), lock in zip(roots, self.locks)}
         try:
             self._install_signals()
             self._log.info("daemon_starting", pid=os.getpid(), stores={n: str(r) for n, r in roots})
@@ -86,7 +96,8 @@ class Daemon:
                                                warn=lambda m: self._log.warning("embedder_fallback", reason=m))
             self._warm_up()
             for name, root in roots:
-                w = StoreWriter(name, root, self._embedder, self.cfg, self.stopping)
+                w = StoreWriter(name, root, self._embedder, self.cfg, self.stopping, lock=lock_of[name],
+                                on_change=self._store_changed)
                 w.start()
                 w.ready.wait()
                 if w.open_error is not None:
@@ -96,7 +107,9 @@ class Daemon:
             self.watcher = Watcher({n: w.root for n, w in self.writers.items()},
                                    {n: w.filter for n, w in self.writers.items()},
                                    self._on_paths, self.cfg.debounce_ms / 1000.0,
-                                   on_ignore_changed=lambda n: self.writers[n].submit("reconcile"))
+                                   on_ignore_changed=lambda n: self.writers[n].submit("reconcile"),
+                                   on_lost=lambda n: self.writers[n].submit("reconcile"),
+                                   on_root_event=lambda n: self.writers[n].submit("root"))
             self.watcher.start()
             for w in self.writers.values():
                 w.submit("reconcile")
@@ -174,11 +187,36 @@ class Daemon:
         for w in self.writers.values():
             w.submit(job)
 
+    def _store_changed(self, name: str, attached: bool) -> None:
+        """A writer detached from its vanished root or reopened a new one (called on its thread)."""
+        if self.watcher is not None:
+            if attached:
+                self.watcher.rewatch(name)
+            else:
+                self.watcher.unwatch(name)
+        self._generation += 1
+        self._drain_readers()
+        if not attached:
+            self._await_old_readers()
+
+    def _await_old_readers(self, timeout: float = 30.0) -> None:
+        """Let searches still running on the old index file finish and close it before a new one is made.
+
+        The last connection to close an index deletes `index.db-wal` and `-shm` by name: closed
+        after a new index exists at the same path, it would take the new index's files away.
+        """
+        deadline = time.monotonic() + timeout
+        while any(g < self._generation for g in list(self._born.values())) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     def run_job(self, job: str, scope: str = "all", payload=None, progress=None) -> list:
         """Queue a job on each writer of the scope and wait for the results (socket requests)."""
         replies = []
         for name, w in self.writers.items():
-            if scope in ("all", name):
+            if w.missing is not None and scope == name:
+                raise StoreError(f"the {name} store's root {w.root} is missing ({w.missing}); "
+                                 f"create the folder again and the daemon indexes it")
+            if scope in ("all", name) and w.missing is None:  # a missing root has nothing to decay or clean
                 reply = Reply(progress)
                 w.submit(job, payload, reply)
                 replies.append(reply)
@@ -190,21 +228,31 @@ class Daemon:
         try:
             return self._readers.get_nowait()
         except queue.Empty:
-            return Memory(cfg=self.cfg, embedder=self._embedder,
-                          warn=lambda m: self._log.warning("search_warning", reason=m))
+            mem = Memory(cfg=self.cfg, embedder=self._embedder, available=self._open_store,
+                         warn=lambda m: self._log.warning("search_warning", reason=m))
+            self._born[id(mem)] = self._generation
+            return mem
+
+    def _open_store(self, name: str) -> bool:
+        w = self.writers.get(name)
+        # never open (and so create) a root the writer found missing: searches of it find nothing
+        return w is None or (w.missing is None and identity(w.root, folder=True) is not None)
 
     def give_back(self, mem: Memory) -> None:
-        if mem.cfg is self.cfg and not self.stopping.is_set():
+        if mem.cfg is self.cfg and self._born.get(id(mem)) == self._generation and not self.stopping.is_set():
             self._readers.put(mem)
         else:
+            self._born.pop(id(mem), None)
             mem.close()
 
     def _drain_readers(self) -> None:
         while True:
             try:
-                self._readers.get_nowait().close()
+                mem = self._readers.get_nowait()
             except queue.Empty:
                 return
+            self._born.pop(id(mem), None)
+            mem.close()
 
     def status(self) -> dict:
         mem = self.reader()
@@ -219,8 +267,9 @@ class Daemon:
             out[name] = {"root": str(w.root), "files": s.get("documents", 0), "chunks": s.get("chunks", 0),
                          "vectors": s.get("vectors", 0), "pending": pending, "busy": w.busy,
                          "last_sync": w.last_sync or s.get("last_indexed_at"),
-                         "stale": pending > 0 or w.last_sync is None, "daemon": True, "pid": os.getpid(),
-                         "polling": bool(self.watcher and self.watcher.polling)}
+                         "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
+                         "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),
+                         "missing": w.missing}
         return out
 
 

@@ -1,4 +1,4 @@
-"""One store's single writer thread: indexes watched paths and runs reconcile, decay, cleanup, rebuild."""
+"""One store's single writer thread: indexes watched paths, runs the passes, follows its root if replaced."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from pathlib import Path
 
 from . import log, store
 from .config import Config
-from .errors import MdmemError
+from .errors import MdmemError, StoreError
 from .passes import cleanup_store, decay_store
 from .rebuild import rebuild_store
 from .scanner import NoteFilter
-from .stores import Store, open_store
+from .stores import Store, identity, open_store
 from .sync import index_paths, sync_store
+
+ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
 
 
 class Stopping(Exception):
@@ -46,21 +48,28 @@ class Reply:
 class StoreWriter(threading.Thread):
     """The only writer of one store's index; watcher, scheduler and socket just enqueue jobs."""
 
-    def __init__(self, name: str, root: Path, embedder, cfg: Config, stopping: threading.Event):
+    def __init__(self, name: str, root: Path, embedder, cfg: Config, stopping: threading.Event, lock=None,
+                 on_change=None):
         super().__init__(name=f"mdmem-writer-{name}", daemon=True)
         self.store_name, self.root, self.embedder, self.cfg = name, Path(root), embedder, cfg
         self.stopping = stopping
+        self.lock = lock  # the daemon's StoreLock of this root, taken again in a recreated root
+        self.on_change = on_change or (lambda name, attached: None)
+        self.missing: str | None = None  # why the store is detached from its root, None while it is open
         self.jobs: queue.Queue = queue.Queue()
         self.busy: str | None = None
         self.last_sync: float | None = None
         self.ready = threading.Event()
         self.open_error: BaseException | None = None
         self._st: Store | None = None
+        self._filter: NoteFilter | None = None  # kept across reopenings: the watcher holds it
+        self._ids = (None, None)  # identity of the root folder and index file we opened
+        self._next_check = 0.0
         self._log = log.get().bind(store=name)
 
     @property
     def filter(self) -> NoteFilter:
-        return self._st.filter
+        return self._filter
 
     def pending(self) -> int:
         return self.jobs.qsize() + (1 if self.busy else 0)
@@ -70,7 +79,7 @@ class StoreWriter(threading.Thread):
 
     def run(self) -> None:
         try:
-            self._st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+            self._open()
         except BaseException as exc:
             self.open_error = exc
             self.ready.set()
@@ -81,12 +90,15 @@ class StoreWriter(threading.Thread):
                 try:
                     job, payload, reply = self.jobs.get(timeout=0.5)
                 except queue.Empty:
-                    continue
+                    if time.monotonic() < self._next_check:
+                        continue
+                    job, payload, reply = "root", None, None
                 if job == "paths":
                     payload = self._drain_paths(set(payload))
-                self.busy = job
+                self.busy = job if reply or job != "root" else None  # a routine look is not work to wait for
                 try:
-                    result = self._do(job, payload, reply)
+                    self._follow_root()
+                    result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
                     if reply:
                         reply.finish(result)
                 except Stopping:
@@ -103,6 +115,85 @@ class StoreWriter(threading.Thread):
             self._fail_waiting()
             if self._st is not None:
                 self._st.close()
+
+    # -- the root folder and index file: deleted, replaced, recreated ------------------------------------
+    def _open(self) -> None:
+        st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+        if self._filter is None:
+            self._filter = st.filter
+        else:
+            st.filter = self._filter
+            self._filter.reload()  # the new folder may have another .mdmemignore
+        self._st = st
+        self._ids = (identity(self.root, folder=True), identity(st.index_path))
+
+    def _follow_root(self) -> None:
+        """Detach from a root or index file that is gone or replaced; attach to the one there now."""
+        self._next_check = time.monotonic() + ROOT_CHECK_S
+        now = identity(self.root, folder=True)
+        if self.missing is None:
+            if now is None:
+                self._detach("store_root_missing", "not a folder any more" if self.root.exists() else "deleted")
+            elif now != self._ids[0]:
+                self._detach("store_root_missing", "replaced by another folder")
+            elif identity(self._st.index_path) != self._ids[1]:
+                self._detach("store_index_replaced", "index file deleted or replaced")
+            elif self.lock is not None and not self.lock.intact():
+                self.lock.release()  # its file went away: take the lock again on the file there now
+                if self._attach_lock():
+                    self._log.info("store_lock_retaken", lock=str(self.lock.path))
+        if self.missing is not None and now is not None:
+            self._attach()
+
+    def _detach(self, event: str, reason: str) -> None:
+        self._st.close()  # readers of the old file are dropped by on_change
+        self._st = None
+        if self.lock is not None:
+            self.lock.release()
+        self.missing = reason
+        self.on_change(self.store_name, False)
+        self._log.warning(event, root=str(self.root), reason=reason,
+                          action="searches of this store find nothing until it is open again")
+
+    def _attach_lock(self) -> bool:
+        try:
+            if self.lock is not None:
+                self.lock.acquire()
+            return True
+        except StoreError as exc:
+            self._set_missing("another mdmem serve holds the store", str(exc))
+            return False
+
+    def _attach(self) -> None:
+        if not self._attach_lock():
+            return
+        try:
+            self._open()
+        except (MdmemError, OSError) as exc:
+            if self.lock is not None:
+                self.lock.release()
+            self._set_missing("cannot open the index", str(exc))
+            return
+        was = self.missing
+        self.missing = None
+        self.on_change(self.store_name, True)  # watch the new folder before reconciling it
+        self.busy = "reconcile"
+        rep = self._reconcile()
+        self._log.info("store_root_restored", root=str(self.root), was=was, files=rep["files"], indexed=rep["indexed"])
+
+    def _set_missing(self, reason: str, detail: str) -> None:
+        if self._st is not None:
+            self._detach("store_lock_lost", reason)
+        if self.missing != reason:  # logged once, not at every retry
+            self.missing = reason
+            self._log.error("store_reattach_failed", root=str(self.root), reason=reason, error=detail)
+
+    def _skip(self, job: str, reply: Reply | None):
+        """A detached store has nothing to index; a request that waits for it gets told why."""
+        if reply is not None and job != "root":
+            raise StoreError(f"the {self.store_name} store's root {self.root} is missing ({self.missing}); "
+                             f"create the folder again and the daemon indexes it")
+        return None
 
     def _drain_paths(self, paths: set) -> set:
         """Fold every queued path batch into this one (a git checkout sends hundreds)."""
@@ -130,6 +221,8 @@ class StoreWriter(threading.Thread):
                 reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
 
     def _do(self, job: str, payload, reply: Reply | None):
+        if job == "root":
+            return None  # the look at the root before every job was the work
         if job == "paths":
             return self._index(payload)
         if job == "reconcile":
@@ -207,7 +300,7 @@ class StoreWriter(threading.Thread):
             rep = rebuild_store(self.store_name, self.root, self.embedder, self.cfg, no_cache=no_cache,
                                 progress=progress, warn=self._warn)
         finally:
-            self._st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+            self._open()
         self.last_sync = time.time()
         self._log.info("rebuilt", files=rep.indexed, chunks=rep.chunks_added, embedded=rep.embedded,
                        seconds=round(rep.seconds, 3))

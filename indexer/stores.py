@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +30,18 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+def identity(path: Path, folder: bool = False) -> tuple[int, int] | None:
+    """(device, inode) of what the path names now (links followed); None when absent or not a folder
+    where one is wanted. A root or index file that was deleted and created again gets a new one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if folder and not stat.S_ISDIR(st.st_mode):
+        return None
+    return st.st_dev, st.st_ino
 
 
 def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:

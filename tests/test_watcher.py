@@ -1,6 +1,8 @@
 """The watcher on real files: debounce, which paths count, and the polling fallback."""
 
 import errno
+import logging
+import shutil
 import threading
 import time
 
@@ -98,3 +100,41 @@ def test_out_of_inotify_watches_falls_back_to_polling_once(tmp_path, capsys):
     finally:
         w.stop()
     assert capsys.readouterr().out.count("watch_fallback_polling") == 1
+
+
+def test_deleted_root_is_reported_not_mistaken_for_a_dead_observer_and_rewatched(tmp_path, capsys):
+    gone = []
+    root, got, w = _watch(tmp_path)
+    w.on_root_event = gone.append
+    try:
+        (root / "a.md").write_text("a")
+        assert wait_for(lambda: str(root / "a.md") in got.paths())
+        shutil.rmtree(root)
+        assert wait_for(lambda: gone == ["global"])
+        w.check()  # the root's emitter stopped with its folder: no fallback to polling
+        assert not w.polling
+        root.mkdir()
+        w.rewatch("global")
+        (root / "b.md").write_text("b")
+        assert wait_for(lambda: str(root / "b.md") in got.paths())
+        w.check()
+        assert not w.polling
+    finally:
+        w.stop()
+    assert "watch_fallback_polling" not in capsys.readouterr().out
+
+
+def test_lost_events_reconcile_each_root_once_after_the_burst(tmp_path, capsys):
+    lost = []
+    root, got, w = _watch(tmp_path)
+    w.on_lost = lost.append
+    try:
+        for _ in range(3):  # what watchdog logs when the kernel's inotify queue overflows
+            logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        (root / "c.md").write_text("c")
+        assert wait_for(lambda: lost == ["global"] and str(root / "c.md") in got.paths())
+        time.sleep(0.3)
+        assert lost == ["global"] and "" not in got.paths()
+    finally:
+        w.stop()
+    assert capsys.readouterr().out.count("watch_overflow") == 1

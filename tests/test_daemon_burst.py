@@ -1,0 +1,58 @@
+"""10,000 notes created at once under the running daemon, then a burst larger than the kernel's event queue."""
+
+import json
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_daemon import Served, eventually, index_equals_notes
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import daemon_bench  # noqa: E402
+
+NOTES = 10_000
+MAX_QUEUED = Path("/proc/sys/fs/inotify/max_queued_events")
+
+
+def indexed(d: Served, files: int) -> bool:
+    return daemon_bench.indexed(d.call("status"), "global", files)
+
+
+@pytest.mark.slow
+def test_10k_notes_at_once_then_an_overflowing_burst_are_all_indexed(tmp_path):
+    d = Served(tmp_path)
+    d.args += ["--embedder", "none"]  # about events, not the model
+    d.start()
+    burst = d.home / "burst"
+    try:
+        daemon_bench.write_burst(burst, NOTES)
+        assert eventually(lambda: indexed(d, NOTES), 600), d.call("status")
+        assert {h["uri"] for h in d.call("search", query=f"tokenburst{NOTES - 1}", limit=3)} == {
+            f"burst/d99/burst{NOTES - 1:05}.md"}
+
+        # while the daemon is stopped the kernel queues the events until it drops them
+        # (IN_Q_OVERFLOW); ~3 events per new note, so this many notes overflow the queue
+        queue = int(MAX_QUEUED.read_text()) if MAX_QUEUED.exists() else 16384
+        extra = min(queue // 3 + 1000, 20_000)
+        d.proc.send_signal(signal.SIGSTOP)
+        try:
+            daemon_bench.write_burst(burst, extra, start=NOTES, tag="frozen")  # into folders already watched
+            shutil.rmtree(burst / "d00")
+        finally:
+            d.proc.send_signal(signal.SIGCONT)
+        total = sum(1 for i in range(NOTES + extra) if i % 100)  # all but those in d00
+        assert eventually(lambda: indexed(d, total), 600), d.call("status")
+        if 3 * extra > queue:
+            assert '"watch_overflow"' in d.log.read_text()
+        assert index_equals_notes(d.home)
+        r = d.cli("status", "--json")
+        assert r.returncode == 0 and json.loads(r.stdout)["global"]["files"] == total, r.stderr
+        assert d.proc.poll() is None
+    finally:
+        assert d.stop() == 0, d.log.read_text()[-3000:]
+    assert "Traceback" not in d.log.read_text()
+    r = d.cli("verify")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
