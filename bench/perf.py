@@ -219,9 +219,27 @@ def run_size(n_files: int, args, env: dict, sources, queries, work: Path) -> dic
     return res
 
 
+def search_only(home: Path, args, queries, work: Path) -> dict:
+    """Search latency on an index built earlier (e.g. a kept --work folder), padded copies as in a full run."""
+    con = db.connect(home / "index.db", readonly=True)
+    n = store.chunk_count(con)
+    con.close()
+    res = {"home": str(home), "chunks": n, "search": {str(n): search_latency(home, queries, MODES, args.repeat)}}
+    for target in args.search_chunks:
+        if target > n:
+            padded = work / f"pad{target}"
+            shutil.rmtree(padded, ignore_errors=True)
+            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("gen"))
+            have = pad_chunks(padded, target, config_mod.load(home=padded, env=os.environ))
+            res["search"][str(have)] = search_latency(padded, queries, MODES, args.repeat)
+            shutil.rmtree(padded)
+    return res
+
+
 def print_table(results: list[dict]) -> None:
+    results_built = [r for r in results if "cold" in r]
     print("\nfiles | chunks | cold s | cold ch/s | raw embed ch/s | cold/raw | rebuild ch/s | reconcile s | peak RSS MB | DB B/chunk")
-    for r in results:
+    for r in results_built:
         peak = max(r["cold"]["peak_rss_mb"], r["rebuild"]["peak_rss_mb"], r["reconcile"]["peak_rss_mb"])
         print(f"{r['files']} | {r['chunks']} | {r['cold']['s']} | {r['cold']['chunks_per_s']} | "
               f"{r['raw_embed']['chunks_per_s']} | {r['overhead_ratio']} | {r['rebuild']['chunks_per_s']} | "
@@ -247,6 +265,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke run: 60 files, 2k-chunk search, 6 queries")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--search-home", type=Path, default=None,
+                    help="only time search on this existing store (and padded copies of it); no build")
     args = ap.parse_args()
     if args.quick:
         args.files, args.search_chunks, args.queries, args.repeat = "60", "2000", 6, 1
@@ -266,6 +286,13 @@ def main() -> None:
     meta = {"machine": machine(), "embedder": config_mod.load(home=work, env=env).embedder,
             "sources": len(sources), "queries": len(queries), "repeat": args.repeat}
     results = []
+    if args.search_home:
+        results.append(search_only(args.search_home, args, queries, work))
+        out.write_text(json.dumps({"meta": meta, "results": results}, indent=1, ensure_ascii=False))
+        print_table(results)
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     try:
         for n_files in (int(x) for x in args.files.split(",")):
             print(f"# {n_files} files ...", flush=True)
