@@ -363,6 +363,16 @@ def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_ur
     return [r for r in found if r["similarity"] >= threshold and r["uri"] != exclude_uri][:k]
 
 
+def vectors_with_uri(con):
+    """Every vector as (id, uri, vector), streamed, for a pass over all of them at once."""
+    for cid, uri, blob in con.execute("SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+        yield cid, uri, db.blob_vector(blob)
+
+
+def chunk_exists(con, chunk_id: str) -> bool:
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)))
+
+
 def chunks_by_ids(con, ids: list[str]) -> list[dict]:
     out = []
     for i in range(0, len(ids), 500):  # stay far below SQLite's limit on bound values

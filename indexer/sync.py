@@ -14,6 +14,7 @@ from .chunker import parse_note
 from .config import Config
 from .errors import NoteError
 from .models import Note
+from .restated import RestatementFinder
 from .scanner import decode_note, read_note
 from .stores import Store
 
@@ -57,7 +58,14 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     t0 = time.perf_counter()
     report = SyncReport(store=st.name)
     known = store.all_documents(st.con)
-    notes = list(st.filter.walk())
+    def skip(message: str) -> None:
+        report.skipped.append(message)
+        if warn:
+            warn(message)
+
+    notes = list(st.filter.walk(warn=skip))
+    # one finder for the whole sync: a big first build reads the vectors once, not once per new text
+    finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
     report.files = len(notes)
     seen = set()
     batch: list[tuple[str, Path]] = []
@@ -65,7 +73,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
         seen.add(uri)
         batch.append((uri, path))
         if len(batch) >= FILES_PER_BATCH or i == len(notes) - 1:
-            index_files(st, batch, embedder, cfg, report, known, warn, reinforce, cache)
+            index_files(st, batch, embedder, cfg, report, known, warn, reinforce, cache, finder)
             batch = []
         if progress:
             progress(i + 1, len(notes))
@@ -84,6 +92,11 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
     for path in paths:
         uri = st.filter.uri_of(path)
         if uri is None:
+            why = st.filter.why_skipped(path)
+            if why and Path(path).is_file():
+                report.skipped.append(why)
+                if warn:
+                    warn(why)
             continue
         if Path(path).is_file() and st.filter.admits(path):
             present.append((uri, Path(path)))
@@ -103,7 +116,7 @@ def remove_file(st: Store, uri: str, report: SyncReport) -> None:
 
 
 def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, known: dict, warn, reinforce: bool,
-                cache: dict | None = None) -> None:
+                cache: dict | None = None, finder: RestatementFinder | None = None) -> None:
     pending: list[_Pending] = []
     for uri, path in batch:
         try:
@@ -121,6 +134,9 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
         return
     vectors, fresh = _embed_new_text(st, [p.note for p in pending if p.note], embedder, cache)
     report.embedded += len(fresh)
+    if reinforce and st.with_vec:
+        finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
+        finder.start_batch({h: vectors[h] for h in fresh})
     for p in pending:
         with db.transaction(st.con):
             if p.note is not None:
@@ -129,7 +145,8 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
                 report.chunks_kept += counts["kept"]
                 report.chunks_removed += counts["removed"]
                 if reinforce and st.with_vec:
-                    report.reinforced += _reinforce_restated(st, p.note, counts["new_hashes"], fresh, vectors, cfg)
+                    report.reinforced += _reinforce_restated(st, p.note, counts["new_hashes"], fresh, vectors, finder)
+                    finder.written(p.note, vectors)
                 for w in p.note.warnings:
                     report.skipped.append(w)
                     if warn:
@@ -177,16 +194,17 @@ def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None =
     return vectors, set(todo)
 
 
-def _reinforce_restated(st: Store, note: Note, new_hashes: list[str], fresh: set[str], vectors, cfg: Config) -> int:
+def _reinforce_restated(st: Store, note: Note, new_hashes: list[str], fresh: set[str], vectors,
+                        finder: RestatementFinder) -> int:
     """A memory stated again elsewhere strengthens the existing one (once per new text)."""
     bumped = 0
     for h in new_hashes:
         if h not in fresh:
             continue  # text already known to the store is not a restatement
         fresh.discard(h)
-        similar = store.find_similar(st.con, vectors[h], cfg.similar_threshold, k=3, exclude_uri=note.uri)
+        similar = finder.most_similar(vectors[h], h, note.uri)
         if similar:
-            store.increment_reinforcement(st.con, [similar[0]["id"]])
+            store.increment_reinforcement(st.con, [similar])
             bumped += 1
     return bumped
 
