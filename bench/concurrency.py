@@ -153,8 +153,14 @@ def run_daemon_load(home: Path, seconds: float, searchers: int, embedder: str) -
         total_exit = proc.wait(timeout=120)
     r = subprocess.run(chaos.mdmem_cmd(home, embedder, "verify"), capture_output=True, text=True, env=env)
     text = log.read_text()
+    events = [json.loads(ln) for ln in text.splitlines() if ln.startswith("{")]
+    # single edits log one event per file; a burst logs one event per group of files
+    indexed = sum(1 for e in events if e.get("event") == "file_indexed") + \
+        sum(e["indexed"] for e in events if e.get("event") == "files_indexed")
+    removed = sum(1 for e in events if e.get("event") == "file_removed") + \
+        sum(e["removed"] for e in events if e.get("event") == "files_indexed")
     total.update(daemon_exit=total_exit, verify_ok=r.returncode == 0, traceback="Traceback" in text,
-                 indexed=text.count('"event": "file_indexed"'), removed=text.count('"event": "file_removed"'))
+                 indexed=indexed, removed=removed)
     if r.returncode != 0:
         total["errors"].append((r.stdout + r.stderr)[-500:])
     return total

@@ -56,3 +56,28 @@ def test_10k_notes_at_once_then_an_overflowing_burst_are_all_indexed(tmp_path):
     assert "Traceback" not in d.log.read_text()
     r = d.cli("verify")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+
+
+def test_a_folder_moved_in_is_indexed_in_groups_and_one_bad_note_does_not_stop_the_rest(tmp_path):
+    d = Served(tmp_path)
+    d.start()
+    outside = tmp_path / "incoming"
+    outside.mkdir()
+    for i in range(40):
+        (outside / f"n{i:02}.md").write_text(f"# Note {i}\n\nGroupword{i} is what note {i} is about.\n",
+                                             encoding="utf-8")
+    (outside / "broken.md").write_bytes(b"\x00\x01\x02binary\xff\xfe" * 100)
+    try:
+        (outside).rename(d.home / "incoming")  # one event for the folder: one burst of 41 files
+        assert eventually(lambda: indexed(d, 40), 120), d.call("status")
+        assert {h["uri"] for h in d.call("search", query="Groupword39", mode="fts", limit=3)} == {"incoming/n39.md"}
+        events = [json.loads(ln) for ln in d.log.read_text().splitlines() if ln.startswith("{")]
+        groups = [e for e in events if e.get("event") == "files_indexed"]
+        assert groups and sum(e["indexed"] for e in groups) == 40, groups
+        assert max(e["files"] for e in groups) > 1 and max(e["embedded"] for e in groups) > 1
+        assert any("broken.md" in json.dumps(e) for e in events if e.get("level") == "warning"), events[-5:]
+        assert d.proc.poll() is None
+    finally:
+        assert d.stop() == 0, d.log.read_text()[-3000:]
+    assert "Traceback" not in d.log.read_text()
+    assert d.cli("verify").returncode == 0
