@@ -55,8 +55,9 @@ class NoteFilter:
             return None
         return uri
 
-    def walk(self):
-        """Yield (uri, path) of every note below the root, in a stable order."""
+    def walk(self, warn=None):
+        """Yield (uri, path) of every note below the root, in a stable order; warn(message) about notes
+        that are skipped for a reason the user can fix."""
         if not self.root.is_dir():
             return
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
@@ -66,6 +67,16 @@ class NoteFilter:
                 uri = self.uri_of(path)
                 if uri is not None and path.is_file() and self.admits(path):
                     yield uri, path
+                elif warn and uri is None and (why := self.why_skipped(path)):
+                    warn(why)
+
+    def why_skipped(self, path: Path | str) -> str | None:
+        """The message for a note the user meant to index but that cannot be, or None."""
+        name = os.fspath(path)
+        if name.endswith(".md") and not _encodable(name):
+            shown = os.fsencode(name).decode("utf-8", "replace")
+            return f"{shown}: skipped, its name is not valid UTF-8; rename the file to index it"
+        return None
 
     def admits(self, path: Path | str) -> bool:
         """A symlinked note must point inside the root unless follow_symlinks is set: a link

@@ -141,14 +141,17 @@ def test_odd_names_are_indexed_and_found(tmp_path, none_embedder, name):
         _assert_clean(mem)
 
 
-def test_name_that_is_not_utf8_is_ignored_not_fatal(tmp_path, none_embedder):
+def test_name_that_is_not_utf8_is_skipped_with_a_message(tmp_path, none_embedder):
     home = tmp_path / "home"
-    home.mkdir()
-    with open(os.fsencode(home) + b"/bad-\xff-name.md", "wb") as f:
-        f.write(b"# x\n\nbody text of the note\n")
+    (home / "sub").mkdir(parents=True)
+    for raw in (b"/bad-\xff-name.md", b"/sub/caf\xe9.md"):
+        with open(os.fsencode(home) + raw, "wb") as f:
+            f.write(b"# x\n\nbody text of the note\n")
     mem, rep = _index(home, none_embedder, {"ok.md": b"# ok\n\nan ordinary body\n"})
     with mem:
         assert _uris(mem) == {"ok.md"}
+        assert len(rep.skipped) == 2 and all("not valid UTF-8; rename" in m for m in rep.skipped), rep.skipped
+        assert all("\n" not in m for m in rep.skipped)  # one line each
         _assert_clean(mem)
 
 
