@@ -130,9 +130,14 @@ def _weight(s: str) -> int:
     return 1
 
 
+_LONG_WORD = re.compile(rf"[^\W_{_HAN}{_KANA_HANGUL}]{{7,}}")
+
+
 def count_tokens(text: str) -> int:
     """Model-style token estimate: a CJK character is one, a word about 1.3, punctuation one."""
-    return sum(_weight(m.group()) for m in _COUNT.finditer(text))
+    # the same sum as _weight over _COUNT's matches, without a Python call per match: every match
+    # is one, and only words of 7+ characters weigh more (a 4 MB note of punctuation took 35 s)
+    return _COUNT.subn("", text)[1] + sum((len(w) - 1) // 6 for w in _LONG_WORD.findall(text))
 
 
 def cut_by_tokens(text: str, max_tokens: int) -> list[str]:
