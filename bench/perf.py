@@ -8,6 +8,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -23,11 +24,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from daemon_bench import wait_ready  # noqa: E402
 from eval import cli_env, default_eval_dir  # noqa: E402
 from indexer import config as config_mod, db, store  # noqa: E402
 from indexer.api import Memory  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
-from indexer.models import Chunk, Note  # noqa: E402
+from indexer.models import Chunk, Note, sha256_text  # noqa: E402
+from indexer.rpc import Client, socket_path  # noqa: E402
 
 MODES = ("fts", "vector", "hybrid")
 
@@ -118,7 +121,9 @@ def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
     """Grow the index to `target` chunks with synthetic notes written through the storage layer.
 
     Texts are word-swapped copies of real chunks; vectors are the source chunk's vector plus small
-    noise, re-normalised, so neighbourhoods look like real data without embedding every copy.
+    noise, re-normalised, so neighbourhoods look like real data without embedding every copy. Each
+    synthetic note is also written as a Markdown file with its recorded size and mtime, so a daemon
+    started on the padded store finds it unchanged instead of deleting or re-embedding it.
     """
     emb = load_embedder(emb_cfg, fallback=False)
     con = db.connect(home / "index.db")
@@ -140,12 +145,24 @@ def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
                     chunks.append(ch)
                 note = Note(f"synth/{n:06d}.md", "synth", "note", 1, False, (), tuple(chunks))
                 store.upsert_note(con, note, vectors, True)
+                text = "\n\n".join(c.content for c in chunks) + "\n"
+                path = home / note.uri
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+                st = path.stat()
+                store.put_document(con, note.uri, st.st_size, st.st_mtime_ns, sha256_text(text))
                 have += len(chunks)
                 n += 1
                 if have >= target:
                     break
     con.close()
     return have
+
+
+def percentiles(times: list[float]) -> dict:
+    times = sorted(times)
+    return {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2),
+            "n": len(times)}
 
 
 def search_latency(home: Path, queries: list[str], modes, repeat: int) -> dict:
@@ -161,10 +178,48 @@ def search_latency(home: Path, queries: list[str], modes, repeat: int) -> dict:
                     t0 = time.perf_counter()
                     mem.search(q, mode=mode, limit=10)
                     times.append((time.perf_counter() - t0) * 1000)
-            times.sort()
-            out[mode] = {"p50_ms": round(statistics.median(times), 2),
-                         "p95_ms": round(times[int(0.95 * (len(times) - 1))], 2), "n": len(times)}
+            out[mode] = percentiles(times)
     return out
+
+
+def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict) -> dict:
+    """p50/p95 per mode through `mdmem serve`'s socket: one client, one call per query, as an agent would."""
+    sock = socket_path(config_mod.load(home=home, env=env), env)
+    log = home.parent / f"serve-{home.name}.log"
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve"], env=env,
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(REPO))
+    out = {}
+    try:
+        wait_ready(proc, sock, timeout=1800)
+        client = Client(sock, timeout=120)
+        out["chunks"] = client.call("status")["global"]["chunks"]
+        # the start-up reconcile must find every note unchanged, or the figures time a different index
+        out["reconcile"] = next((json.loads(ln) for ln in log.read_text().splitlines()
+                                 if ln.startswith("{") and '"reconciled"' in ln), {})
+        for mode in modes:
+            for q in queries[:3]:
+                client.call("search", {"query": q, "mode": mode, "limit": 10})
+            times = []
+            for _ in range(repeat):
+                for q in queries:
+                    t0 = time.perf_counter()
+                    client.call("search", {"query": q, "mode": mode, "limit": 10})
+                    times.append((time.perf_counter() - t0) * 1000)
+            times.sort()
+            out[mode] = percentiles(times)
+        client.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    return out
+
+
+def both_latencies(home: Path, queries: list[str], args, env: dict) -> dict:
+    """In-process and daemon figures for one store; the daemon pass can be skipped with --no-daemon."""
+    res = {"in_process": search_latency(home, queries, MODES, args.repeat)}
+    if not args.no_daemon:
+        res["daemon"] = daemon_latency(home, queries, MODES, args.repeat, env)
+    return res
 
 
 def sample_queries(eval_dir: Path, n: int) -> list[str]:
@@ -207,31 +262,31 @@ def run_size(n_files: int, args, env: dict, sources, queries, work: Path) -> dic
     res["rebuild"] = timed_cli(home, ["rebuild"], env)
     res["rebuild"]["chunks_per_s"] = round(n / res["rebuild"]["s"], 1)
     res["reconcile"] = timed_cli(home, ["index"], env)
-    res["search"] = {str(n): search_latency(home, queries, MODES, args.repeat)}
+    res["search"] = {str(n): both_latencies(home, queries, args, env)}
     for target in args.search_chunks:
         if target > n:
             padded = home.parent / f"pad{target}"
-            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("gen"))
+            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("*.sock", "serve-*.log"))
             have = pad_chunks(padded, target, cfg)
-            res["search"][str(have)] = search_latency(padded, queries, MODES, args.repeat)
+            res["search"][str(have)] = both_latencies(padded, queries, args, env)
             res.setdefault("padded_db_bytes_per_chunk", {})[str(have)] = round(db_size(padded) / have)
             shutil.rmtree(padded)
     return res
 
 
-def search_only(home: Path, args, queries, work: Path) -> dict:
+def search_only(home: Path, args, queries, work: Path, env: dict) -> dict:
     """Search latency on an index built earlier (e.g. a kept --work folder), padded copies as in a full run."""
     con = db.connect(home / "index.db", readonly=True)
     n = store.chunk_count(con)
     con.close()
-    res = {"home": str(home), "chunks": n, "search": {str(n): search_latency(home, queries, MODES, args.repeat)}}
+    res = {"home": str(home), "chunks": n, "search": {str(n): both_latencies(home, queries, args, env)}}
     for target in args.search_chunks:
         if target > n:
             padded = work / f"pad{target}"
             shutil.rmtree(padded, ignore_errors=True)
-            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("gen"))
+            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("*.sock", "serve-*.log"))
             have = pad_chunks(padded, target, config_mod.load(home=padded, env=os.environ))
-            res["search"][str(have)] = search_latency(padded, queries, MODES, args.repeat)
+            res["search"][str(have)] = both_latencies(padded, queries, args, env)
             shutil.rmtree(padded)
     return res
 
@@ -244,10 +299,11 @@ def print_table(results: list[dict]) -> None:
         print(f"{r['files']} | {r['chunks']} | {r['cold']['s']} | {r['cold']['chunks_per_s']} | "
               f"{r['raw_embed']['chunks_per_s']} | {r['overhead_ratio']} | {r['rebuild']['chunks_per_s']} | "
               f"{r['reconcile']['s']} | {peak} | {r['db_bytes_per_chunk']}")
-    print("\nchunks | " + " | ".join(f"{m} p50 ms | {m} p95 ms" for m in MODES))
+    print("\nchunks | where | " + " | ".join(f"{m} p50 ms | {m} p95 ms" for m in MODES))
     for r in results:
-        for chunks, lat in r["search"].items():
-            print(f"{chunks} | " + " | ".join(f"{lat[m]['p50_ms']} | {lat[m]['p95_ms']}" for m in MODES))
+        for chunks, by_where in r["search"].items():
+            for where, lat in by_where.items():
+                print(f"{chunks} | {where} | " + " | ".join(f"{lat[m]['p50_ms']} | {lat[m]['p95_ms']}" for m in MODES))
 
 
 def main() -> None:
@@ -265,6 +321,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke run: 60 files, 2k-chunk search, 6 queries")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--no-daemon", action="store_true", help="time search in-process only, not through `mdmem serve`")
     ap.add_argument("--search-home", type=Path, default=None,
                     help="only time search on this existing store (and padded copies of it); no build")
     args = ap.parse_args()
@@ -287,7 +344,7 @@ def main() -> None:
             "sources": len(sources), "queries": len(queries), "repeat": args.repeat}
     results = []
     if args.search_home:
-        results.append(search_only(args.search_home, args, queries, work))
+        results.append(search_only(args.search_home, args, queries, work, env))
         out.write_text(json.dumps({"meta": meta, "results": results}, indent=1, ensure_ascii=False))
         print_table(results)
         if args.work is None:

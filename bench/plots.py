@@ -39,31 +39,40 @@ def quality(eval_json: Path, dest: Path) -> None:
     plt.close(fig)
 
 
-def latency(perf_json: Path, dest: Path) -> None:
-    """Search p50/p95 per mode against the number of chunks in the index."""
-    res = json.loads(perf_json.read_text())["results"]
-    points = {}
-    for r in res:
-        for chunks, lat in r["search"].items():
-            for mode, v in lat.items():
-                points.setdefault(mode, []).append((int(chunks), v["p50_ms"], v["p95_ms"]))
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for mode, pts in points.items():
-        pts.sort()
-        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{mode} p50")
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], ls="--", color=line.get_color(), label=f"{mode} p95")
-    ax.set_xscale("log")
-    ax.set_xlabel("chunks in the index")
-    ax.set_ylabel("ms per query (in-process)")
-    ax.legend(fontsize=8)
+def latency(perf_jsons: list[Path], dest: Path) -> None:
+    """Search p50/p95 per mode against the number of chunks, in-process and through the daemon."""
+    points: dict[str, dict[str, list]] = {}
+    for r in results(perf_jsons):
+        for chunks, by_where in r["search"].items():
+            if "in_process" not in by_where:  # files written before the daemon pass existed
+                by_where = {"in_process": by_where}
+            for where, lat in by_where.items():
+                for mode, v in lat.items():
+                    points.setdefault(where, {}).setdefault(mode, []).append((int(chunks), v["p50_ms"], v["p95_ms"]))
+    wheres = [w for w in ("in_process", "daemon") if w in points]
+    fig, axes = plt.subplots(1, len(wheres), figsize=(5.5 * len(wheres), 3.6), sharey=True, squeeze=False)
+    for ax, where in zip(axes[0], wheres):
+        for mode, pts in sorted(points[where].items()):
+            pts.sort()
+            line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{mode} p50")
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], ls="--", color=line.get_color(), label=f"{mode} p95")
+        ax.set_xscale("log")
+        ax.set_xlabel("chunks in the index")
+        ax.set_title("in-process" if where == "in_process" else "through the daemon's socket", fontsize=9)
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("ms per query")
     fig.tight_layout()
     fig.savefig(dest, dpi=110)
     plt.close(fig)
 
 
-def throughput(perf_json: Path, dest: Path) -> None:
+def results(perf_jsons: list[Path]) -> list[dict]:
+    return [r for f in perf_jsons for r in json.loads(f.read_text())["results"]]
+
+
+def throughput(perf_jsons: list[Path], dest: Path) -> None:
     """Cold build and rebuild chunks/s next to the raw embedder on the same texts (the limit)."""
-    res = json.loads(perf_json.read_text())["results"]
+    res = [r for r in results(perf_jsons) if "cold" in r]  # search-only runs built nothing
     labels = [f"{r['files']} files\n{r['chunks']} chunks" for r in res]
     series = {"raw embedder (limit)": [r["raw_embed"]["chunks_per_s"] or 0 for r in res],
               "cold build": [r["cold"]["chunks_per_s"] for r in res],
@@ -85,7 +94,8 @@ def throughput(perf_json: Path, dest: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--eval", type=Path, default=OUT / "eval.json")
-    ap.add_argument("--perf", type=Path, default=OUT / "perf.json")
+    ap.add_argument("--perf", type=Path, nargs="+", default=[OUT / "perf.json"],
+                    help="one or more perf.py outputs, combined (e.g. a 1k run, a 10k run, a search-only run)")
     ap.add_argument("--dest", type=Path, default=REPO / "docs" / "img")
     args = ap.parse_args()
     args.dest.mkdir(parents=True, exist_ok=True)
@@ -93,7 +103,8 @@ def main() -> None:
     if args.eval.exists():
         quality(args.eval, args.dest / "quality.png")
         made.append("quality.png")
-    if args.perf.exists():
+    args.perf = [p for p in args.perf if p.exists()]
+    if args.perf:
         latency(args.perf, args.dest / "latency.png")
         throughput(args.perf, args.dest / "throughput.png")
         made += ["latency.png", "throughput.png"]

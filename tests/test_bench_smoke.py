@@ -65,5 +65,13 @@ def test_perf_smoke(tmp_path):
                    env=_env(), check=True, capture_output=True, text=True, timeout=300)
     res = json.loads(out.read_text())["results"][0]
     assert res["chunks"] > 0 and res["cold"]["chunks_per_s"] > 0 and res["raw_embed"]["chunks_per_s"] > 0
-    assert set(res["search"][str(res["chunks"])]) == {"fts", "vector", "hybrid"}
-    assert max(int(k) for k in res["search"]) >= 120  # padded through the storage layer
+    built = res["search"][str(res["chunks"])]
+    assert set(built) == {"in_process", "daemon"}
+    assert set(built["in_process"]) == {"fts", "vector", "hybrid"}
+    padded = max(int(k) for k in res["search"])
+    assert padded >= 120  # padded through the storage layer
+    # the daemon on the padded copy must serve it as padded: its start-up reconcile changes nothing
+    daemon = res["search"][str(padded)]["daemon"]
+    assert daemon["chunks"] == padded
+    assert daemon["reconcile"]["indexed"] == 0 and daemon["reconcile"]["deleted"] == 0
+    assert {"fts", "vector", "hybrid"} <= set(daemon)
