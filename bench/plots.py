@@ -48,6 +48,8 @@ def latency(perf_jsons: list[Path], dest: Path) -> None:
                 by_where = {"in_process": by_where}
             for where, lat in by_where.items():
                 for mode, v in lat.items():
+                    if not (isinstance(v, dict) and "p50_ms" in v):
+                        continue  # the daemon pass also records its chunk count and start-up reconcile
                     points.setdefault(where, {}).setdefault(mode, []).append((int(chunks), v["p50_ms"], v["p95_ms"]))
     wheres = [w for w in ("in_process", "daemon") if w in points]
     fig, axes = plt.subplots(1, len(wheres), figsize=(5.5 * len(wheres), 3.6), sharey=True, squeeze=False)
