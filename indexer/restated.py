@@ -9,7 +9,8 @@ from . import db, store
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
 MARGIN = 0.01  # float16 cosines are within about 0.002 of the exact ones; candidates are re-checked exactly
 CANDIDATES = 8  # nearest rows kept per new text before the exact check
-BLOCK = 16384  # rows converted to float32 at a time, to keep the pass's extra memory small
+BLOCK = 16384  # matrix rows converted to float32 at a time, to keep the pass's extra memory small
+QUERY_BLOCK = 256  # new texts compared at a time: a batch of long notes can hold thousands
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
@@ -51,15 +52,25 @@ class RestatementFinder:
         if self._n == 0:
             return
         hashes = list(fresh)
-        q = _unit(np.stack([fresh[h] for h in hashes]).astype(np.float32))
-        sims = np.empty((len(hashes), self._n), dtype=np.float32)
-        for i in range(0, self._n, BLOCK):
-            sims[:, i:i + BLOCK] = q @ self._mat[i:min(i + BLOCK, self._n)].astype(np.float32).T
+        q_all = _unit(np.stack([fresh[h] for h in hashes]).astype(np.float32))
         k = min(CANDIDATES, self._n)
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for row, h in enumerate(hashes):
-            near = sorted(((float(sims[row, j]), int(j)) for j in top[row]), reverse=True)
-            self._near[h] = [(sim, j) for sim, j in near if sim >= self.threshold - MARGIN]
+        # blocks of both sides keep the extra memory near 16 MB, whatever the batch and store sizes
+        for qi in range(0, len(hashes), QUERY_BLOCK):
+            q = q_all[qi:qi + QUERY_BLOCK]
+            best_sims = np.full((len(q), k), -np.inf, dtype=np.float32)
+            best_rows = np.zeros((len(q), k), dtype=np.int64)
+            for i in range(0, self._n, BLOCK):
+                sims = q @ self._mat[i:min(i + BLOCK, self._n)].astype(np.float32).T
+                kk = min(k, sims.shape[1])
+                part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
+                cand_sims = np.concatenate([best_sims, np.take_along_axis(sims, part, axis=1)], axis=1)
+                cand_rows = np.concatenate([best_rows, part + i], axis=1)
+                keep = np.argpartition(-cand_sims, k - 1, axis=1)[:, :k]
+                best_sims = np.take_along_axis(cand_sims, keep, axis=1)
+                best_rows = np.take_along_axis(cand_rows, keep, axis=1)
+            for row, h in enumerate(hashes[qi:qi + QUERY_BLOCK]):
+                near = sorted(zip(best_sims[row].tolist(), best_rows[row].tolist()), reverse=True)
+                self._near[h] = [(sim, j) for sim, j in near if sim >= self.threshold - MARGIN]
 
     def most_similar(self, vec: np.ndarray, content_hash: str, exclude_uri: str) -> str | None:
         """The id of the chunk this new text restates, or None; its own note never counts."""

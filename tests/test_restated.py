@@ -54,6 +54,8 @@ def test_matrix_pass_reinforces_what_knn_queries_would(tmp_path, usem3, monkeypa
     monkeypatch.setattr(restated, "BULK", 10**9)  # never load: one KNN query per new text
     by_knn, counts_knn = build(tmp_path, "knn", usem3)
     monkeypatch.setattr(restated, "BULK", 1)  # load at the first batch
+    monkeypatch.setattr(restated, "BLOCK", 16)  # many blocks on both sides: the running top-k merge
+    monkeypatch.setattr(restated, "QUERY_BLOCK", 4)
     by_matrix, counts_matrix = build(tmp_path, "matrix", usem3)
     assert counts_knn[0] >= 30, counts_knn  # the restatements are similar enough to count
     assert counts_knn[1] > 0
