@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from .errors import NoteError
 from .frontmatter import split_front_matter
 from .models import Chunk, Note
 from .textseg import count_tokens, cut_by_tokens
@@ -38,7 +39,18 @@ def normalise_newlines(text: str) -> str:
 
 
 def parse_note(text: str, uri: str, target_tokens: int = 220, max_tokens: int = 400) -> Note:
-    """Parse a note's text (already decoded) into a Note with its chunks."""
+    """Parse a note's text (already decoded) into a Note with its chunks; NoteError if it cannot be."""
+    try:
+        return _parse_note(text, uri, target_tokens, max_tokens)
+    except NoteError:
+        raise
+    except Exception as exc:  # parsing writes nothing, so a note the chunker cannot handle skips only itself
+        why = (str(exc).splitlines() or [""])[0][:200]
+        raise NoteError(f"{uri}: could not be chunked ({type(exc).__name__}: {why}); the note is left as it is "
+                        "and not indexed, please report it with the note attached") from exc
+
+
+def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Note:
     text = normalise_newlines(text).lstrip("\ufeff")
     fm, fm_lines = split_front_matter(text)
     lines = text.split("\n")

@@ -16,15 +16,19 @@ class FrontMatter:
     problem: str | None = None  # why the front matter was ignored, if it was
 
 
+MAX_LINES = 400  # a note that opens with --- and never closes must not be read as one huge header
+MAX_FIELD = 64  # characters kept of a type or a tag
+
+
 def split_front_matter(text: str) -> tuple[FrontMatter, int]:
     """Parse leading `---` YAML; return it and how many lines it spans (0 when absent)."""
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
         return FrontMatter(), 0
-    for i in range(1, min(len(lines), 400)):
+    for i in range(1, min(len(lines), MAX_LINES)):
         if lines[i].strip() in ("---", "..."):
             return _parse("\n".join(lines[1:i])), i + 1
-    return FrontMatter(problem="front matter opened with --- but never closed"), 0
+    return FrontMatter(problem=f"front matter opened with --- but not closed within {MAX_LINES} lines"), 0
 
 
 def _parse(block: str) -> FrontMatter:
@@ -33,6 +37,8 @@ def _parse(block: str) -> FrontMatter:
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "syntax error"
         return FrontMatter(problem=f"front matter is not valid YAML ({first})")
+    except RecursionError:  # PyYAML builds nested values recursively
+        return FrontMatter(problem="front matter is nested too deeply to read")
     if not isinstance(data, dict):
         return FrontMatter(problem="front matter is not a mapping of key: value")
     return FrontMatter(
@@ -43,8 +49,16 @@ def _parse(block: str) -> FrontMatter:
     )
 
 
+def _scalar(value) -> str | None:
+    # only plain values count: str() of a nested list, e.g. a YAML alias bomb, can take gigabytes
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return str(value)[:10 * MAX_FIELD].strip()[:MAX_FIELD] or None
+
+
 def _as_type(value) -> str | None:
-    return str(value).strip().lower()[:40] or None if value is not None else None
+    text = _scalar(value)
+    return text.lower()[:40] if text else None
 
 
 def _as_importance(value) -> int | None:
@@ -65,4 +79,4 @@ def _as_tags(value) -> tuple[str, ...]:
         value = [t for t in value.replace(",", " ").split() if t]
     if not isinstance(value, (list, tuple)):
         return ()
-    return tuple(str(t).strip() for t in value if str(t).strip())[:32]
+    return tuple(t for t in map(_scalar, value[:32]) if t)

@@ -103,7 +103,8 @@ def needs_rebuild(rep: VerifyReport) -> bool:
 def _check_file(st: Store, cfg: Config, uri: str, path, doc: dict | None, rep: VerifyReport) -> None:
     try:
         data, _stat = read_note(path, uri)
-        text = decode_note(data, uri)
+        want = {c.id: c for c in parse_note(decode_note(data, uri), uri, cfg.chunk_target_tokens,
+                                            cfg.chunk_max_tokens).chunks}
     except NoteError as exc:
         rep.skipped.append(str(exc))  # the indexer skips it too; the message says what to do
         return
@@ -115,7 +116,6 @@ def _check_file(st: Store, cfg: Config, uri: str, path, doc: dict | None, rep: V
     if doc["sha256"] != hashlib.sha256(data).hexdigest():
         rep.differences.append(Difference("changed", uri, "note changed since it was indexed"))
         return
-    want = {c.id: c for c in parse_note(text, uri, cfg.chunk_target_tokens, cfg.chunk_max_tokens).chunks}
     have = {r["id"]: r for r in rows}
     missing = [want[i] for i in want if i not in have]
     extra = [have[i] for i in have if i not in want]

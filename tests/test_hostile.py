@@ -128,6 +128,60 @@ def test_pathological_markdown_chunks_within_limits(tmp_path, none_embedder, nam
         _assert_clean(mem)
 
 
+def _alias_bomb(levels: int) -> str:
+    """YAML whose aliases stand for 9**levels strings: tiny to parse, huge if anything expands it."""
+    out, prev = 'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n', "l0"
+    for i in range(1, levels):
+        out += f"l{i}: &l{i} [" + ", ".join([f"*{prev}"] * 9) + "]\n"
+        prev = f"l{i}"
+    return out + f"tags: [*{prev}, keep, *{prev}]\ntype: *{prev}\n"
+
+
+FRONT_MATTER = {  # name: (front matter text, expected problem or None, expected tags)
+    "alias-bomb": (_alias_bomb(10), None, ("keep",)),
+    "deep-lists": ("a: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply", ()),
+    "deep-maps": ("a: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "nested too deeply", ()),
+    "odd-tags": ("tags: [ok, [nested], {a: 1}, 7, true, " + "x" * 500 + "]\ntype: [list]\n", None,
+                 ("ok", "7", "x" * 64)),
+    "python-tag": ("tags: !!python/object/apply:os.system [\"false\"]\n", "not valid YAML", ()),
+    "too-long": ("".join(f"k{i}: {i}\n" for i in range(1000)), "not closed within 400 lines", ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRONT_MATTER))
+def test_hostile_front_matter_is_read_safely_or_ignored_with_a_message(tmp_path, none_embedder, name):
+    fm, problem, tags = FRONT_MATTER[name]
+    text = f"---\n{fm}---\n# Body\n\nthe body of {name} survives\n"
+    note = parse_note(text, f"{name}.md")
+    assert note.tags == tags
+    if problem:
+        assert len(note.warnings) == 1 and problem in note.warnings[0] and "\n" not in note.warnings[0]
+    else:
+        assert not note.warnings and note.type == "note"  # a list is no type: the default stays
+    mem, rep = _index(tmp_path / "home", none_embedder, {f"{name}.md": text.encode()})
+    with mem:
+        assert mem.search("survives", mode="fts")[0].uri == f"{name}.md"
+        _assert_clean(mem)
+
+
+def test_note_the_chunker_cannot_handle_skips_only_itself(tmp_path, none_embedder, monkeypatch):
+    from indexer import chunker
+    real = chunker._parse_note
+
+    def fragile(text, uri, *a):
+        if uri == "bad.md":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(text, uri, *a)
+
+    monkeypatch.setattr(chunker, "_parse_note", fragile)
+    files = {"bad.md": b"# Bad\n\nthis one breaks the chunker\n", "ok.md": b"# ok\n\nordinary body text\n"}
+    mem, rep = _index(tmp_path / "home", none_embedder, files)
+    with mem:
+        assert len(rep.skipped) == 1 and "bad.md" in rep.skipped[0] and "could not be chunked" in rep.skipped[0]
+        assert "\n" not in rep.skipped[0] and _uris(mem) == {"ok.md"}
+        _assert_clean(mem)  # verify skips it the same way: the note is not a difference
+
+
 # ---- names and links -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["with space.md", "中文 笔记.md", "new\nline.md", "tab\there.md", "émoji 🎉.md",
