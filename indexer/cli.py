@@ -78,19 +78,34 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
     for n, line in enumerate(batch, 1):
         if not line.strip():
             continue
-        qid = None
+        qid = n
         try:
-            item = json.loads(line)
+            item = _batch_item(line)
             qid = item.get("qid", n)
-            q_under = item.get("under", under)
-            q_under = [q_under] if isinstance(q_under, str) else list(q_under or [])
+            if not isinstance(item.get("query"), str):
+                raise InputError(f"needs a \"query\" string, {_BATCH_EXAMPLE}")
             hits = mem.search(item["query"], mode=mode, scope=item.get("scope", scope),
-                              limit=item.get("limit", limit), under=q_under, min_score=min_score, explain=explain)
+                              limit=item.get("limit", limit), under=item.get("under", under),
+                              min_score=min_score, explain=explain)
             out = {"qid": qid, "results": [h.to_dict(explain) for h in hits]}
-        except (ValueError, KeyError, TypeError, AttributeError, MdmemError) as exc:
-            warn(f"batch line {n}: {exc}; expected {{\"qid\": ..., \"query\": \"...\"}}")
-            out = {"qid": qid if qid is not None else n, "results": [], "error": str(exc)}
+        except MdmemError as exc:
+            warn(f"batch line {n}: {exc}")
+            out = {"qid": qid, "results": [], "error": str(exc)}
         click.echo(json.dumps(out, ensure_ascii=False))
+
+
+_BATCH_EXAMPLE = 'e.g. {"qid": "q1", "query": "backup plan"}'
+
+
+def _batch_item(line: str) -> dict:
+    """One JSONL line of a batch as a dict, or InputError saying what is wrong."""
+    try:
+        item = json.loads(line)
+    except ValueError as exc:
+        raise InputError(f"not JSON ({exc}); each line is one object, {_BATCH_EXAMPLE}") from None
+    if not isinstance(item, dict):
+        raise InputError(f"each line must be a JSON object, {_BATCH_EXAMPLE}")
+    return item
 
 
 @cli.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from . import db, feedback, fusion, store
@@ -31,12 +32,29 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     mode = mode or cfg.mode
     if mode not in ("hybrid", "fts", "vector"):
         raise InputError(f"unknown mode {mode!r}; choose hybrid, fts or vector")
-    limit = cfg.limit if limit is None else int(limit)
-    if limit <= 0:
-        raise InputError("--limit must be a positive number")
-    under = tuple(_valid_text(u).strip().lstrip("./") for u in (under or ()) if u and u.strip())
+    limit = cfg.limit if limit is None else _whole_number(limit)
+    if limit is None or limit <= 0:
+        raise InputError("limit must be a positive whole number; e.g. --limit 10")
+    min_score = cfg.min_score if min_score is None else min_score
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
+        raise InputError(f"min score must be a finite number, not {min_score!r}; e.g. --min-score 0.2")
+    under = [under] if isinstance(under, str) else under or ()
+    if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
+        raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
+    under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=cfg.min_score if min_score is None else float(min_score), explain=explain)
+                 min_score=float(min_score), explain=explain)
+
+
+def _whole_number(value) -> int | None:
+    """An int from what a caller sent (JSON may give 5, 5.0 or "5"); None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value)
+    return value if isinstance(value, int) else None
 
 
 def _valid_text(text: str) -> str:

@@ -74,6 +74,34 @@ def test_batch_search_answers_in_input_order(demo, tmp_path):
     assert out[2]["results"] == [] and "error" in out[2]
 
 
+def test_malformed_batch_lines_each_get_their_own_one_line_error(demo, tmp_path):
+    root, args = demo
+    lines = ['not json', '[1, 2]', '{"qid": "q"}', '{"qid": "l", "query": "coffee", "limit": "lots"}',
+             '{"qid": "u", "query": "coffee", "under": 5}', '{"qid": "s", "query": "coffee", "scope": [1]}',
+             '{"qid": "ok", "query": "coffee", "limit": "2"}']
+    batch = tmp_path / "bad.jsonl"
+    batch.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = mdmem(*args, "search", "--batch", str(batch), "--mode", "fts")
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [o["qid"] for o in out] == [1, 2, "q", "l", "u", "s", "ok"]
+    errors = [o.get("error", "") for o in out]
+    for want, got in zip(["not JSON", "JSON object", '"query" string', "positive whole number", "folder prefix",
+                          "unknown scope"], errors):
+        assert want in got, (want, got)
+    assert not errors[-1] and 0 < len(out[-1]["results"]) <= 2
+    warnings = [w for w in r.stderr.splitlines() if w.startswith("warning: batch line")]
+    assert len(warnings) == 6
+
+
+@pytest.mark.parametrize("option", [["--min-score", "nan"], ["--limit", "0"], ["--min-score", "inf", "--limit", "-3"]])
+def test_bad_search_options_are_one_line_errors(demo, option):
+    root, args = demo
+    r = mdmem(*args, "search", "coffee", *option)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_stats_and_doctor(demo):
     root, args = demo
     r = mdmem(*args, "stats", "--json")
