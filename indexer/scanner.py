@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pathspec
@@ -116,12 +117,20 @@ def decode_note(data: bytes, uri: str) -> str:
 
 
 def read_note(path: Path, uri: str) -> tuple[bytes, os.stat_result]:
+    too_big = f"is over the {MAX_NOTE_BYTES} byte note limit; split it or add it to .mdmemignore"
     try:
-        st = path.stat()
-        if st.st_size > MAX_NOTE_BYTES:
-            raise NoteError(f"{uri}: {st.st_size} bytes is over the {MAX_NOTE_BYTES} byte note limit; split it or add it to .mdmemignore")
-        with open(path, "rb") as f:
-            data = f.read()
+        # O_NONBLOCK and the fstat of what was opened: a name swapped for a FIFO or a device after the
+        # walk must not block or flood the reader
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NoteError(f"{uri}: is not a regular file; only plain files are read as notes")
+            if st.st_size > MAX_NOTE_BYTES:
+                raise NoteError(f"{uri}: {st.st_size} bytes {too_big}")
+            data = f.read(MAX_NOTE_BYTES + 1)  # a file that grows while read stops at the limit
+            if len(data) > MAX_NOTE_BYTES:
+                raise NoteError(f"{uri}: grew while being read and {too_big}")
     except PermissionError as exc:
         raise NoteError(f"{uri}: cannot read ({exc.strerror}); fix its permissions, e.g. `chmod u+r`") from exc
     except IsADirectoryError as exc:

@@ -243,15 +243,37 @@ def test_fifo_and_folder_named_md_are_not_read(tmp_path, none_embedder):
         _assert_clean(mem)
 
 
+def test_name_swapped_for_a_fifo_or_a_device_after_the_walk_is_not_read(tmp_path, none_embedder, monkeypatch):
+    home = tmp_path / "home"
+    mem, _ = _index(home, none_embedder, {"pipe.md": b"# p\n\nplain at first\n", "dev.md": b"# d\n\nplain too\n",
+                                          "ok.md": b"# ok\n\nordinary body text\n"})
+    mem.close()
+    (home / "pipe.md").unlink()
+    os.mkfifo(home / "pipe.md")  # open() without O_NONBLOCK would wait here for a writer forever
+    (home / "dev.md").unlink()
+    (home / "dev.md").symlink_to("/dev/zero")
+    from indexer import sync
+    with _memory(home, none_embedder) as mem:
+        st = mem.stores()[0]
+        rep = sync.index_paths(st, [home / "pipe.md"], none_embedder, mem.cfg)
+        monkeypatch.setattr(Path, "is_file", lambda self: True)  # the walk saw a plain file just before
+        monkeypatch.setattr(st.filter, "admits", lambda path: True)
+        rep2 = sync.index_paths(st, [home / "pipe.md", home / "dev.md"], none_embedder, mem.cfg)
+        monkeypatch.undo()
+        assert rep.indexed == rep2.indexed == 0
+        assert sorted(s.split(":")[0] for s in rep2.skipped) == ["dev.md", "pipe.md"]
+        assert all("not a regular file" in s for s in rep2.skipped)
+
+
 def test_unreadable_note_is_skipped_with_the_fix(tmp_path, none_embedder, monkeypatch):
-    real_open = open
+    real_open = os.open
 
     def deny(path, *a, **k):
         if str(path).endswith("locked.md"):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *a, **k)
 
-    monkeypatch.setattr(scanner, "open", deny, raising=False)  # root ignores chmod 000
+    monkeypatch.setattr(os, "open", deny)  # root ignores chmod 000
     mem, rep = _index(tmp_path / "home", none_embedder, {"locked.md": b"# l\n\nlocked body\n", "ok.md": b"# ok\n\nbody\n"})
     with mem:
         assert len(rep.skipped) == 1 and "chmod u+r" in rep.skipped[0]
