@@ -9,7 +9,8 @@ from . import db, store
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
 MARGIN = 0.01  # float16 cosines are within about 0.002 of the exact ones; candidates are re-checked exactly
 CANDIDATES = 8  # nearest rows kept per new text before the exact check
-BLOCK = 16384  # matrix rows converted to float32 at a time, to keep the pass's extra memory small
+BLOCK = 4096  # matrix rows compared at a time: float32 copy, cosines, their negation and argpartition's
+# int64 indices come to about 24 MB per step (96 MB at 16,384 rows)
 QUERY_BLOCK = 256  # new texts compared at a time: a batch of long notes can hold thousands
 
 
@@ -45,8 +46,8 @@ class RestatementFinder:
         """Called with a batch's new texts (hash -> vector) before its notes are written."""
         self._flush()
         self._near = {}
-        if self._mat is None and len(fresh) < BULK:
-            return
+        if not fresh or (self._mat is None and len(fresh) < BULK):
+            return  # a later batch may hold only text the store already had: nothing to compare
         if self._mat is None:
             self._load(len(next(iter(fresh.values()))))
         if self._n == 0:
@@ -54,7 +55,7 @@ class RestatementFinder:
         hashes = list(fresh)
         q_all = _unit(np.stack([fresh[h] for h in hashes]).astype(np.float32))
         k = min(CANDIDATES, self._n)
-        # blocks of both sides keep the extra memory near 16 MB, whatever the batch and store sizes
+        # blocks of both sides bound the extra memory, whatever the batch and store sizes
         for qi in range(0, len(hashes), QUERY_BLOCK):
             q = q_all[qi:qi + QUERY_BLOCK]
             best_sims = np.full((len(q), k), -np.inf, dtype=np.float32)

@@ -76,6 +76,9 @@ def test_finder_skips_rows_gone_since_it_read_them_and_its_own_note(tmp_path, us
         a_id = db.rows(con, "SELECT id FROM chunks WHERE uri = 'a.md'")[0]["id"]
         assert finder.most_similar(vec, "h", "other.md") == a_id
         assert finder.most_similar(vec, "h", "a.md") is None  # its own note never counts
+        finder.start_batch({})  # a batch with no new text, once the matrix is loaded
+        assert finder.most_similar(vec, "h", "other.md") is None  # no candidates for that batch
+        finder.start_batch({"h": vec})
         with db.transaction(con):
             con.execute("DELETE FROM chunks WHERE uri = 'a.md'")
         assert finder.most_similar(vec, "h", "other.md") is None
