@@ -165,21 +165,26 @@ def percentiles(times: list[float]) -> dict:
             "n": len(times)}
 
 
+def time_modes(search, queries: list[str], modes, repeat: int) -> dict:
+    """p50/p95 per mode of search(query, mode), after three warm-up calls per mode (caches, model)."""
+    out = {}
+    for mode in modes:
+        for q in queries[:3]:
+            search(q, mode)
+        times = []
+        for _ in range(repeat):
+            for q in queries:
+                t0 = time.perf_counter()
+                search(q, mode)
+                times.append((time.perf_counter() - t0) * 1000)
+        out[mode] = percentiles(times)
+    return out
+
+
 def search_latency(home: Path, queries: list[str], modes, repeat: int) -> dict:
     """In-process p50/p95 per mode: one Memory, model loaded once, as the daemon would hold it."""
-    out = {}
     with Memory(home=home) as mem:
-        for mode in modes:
-            for q in queries[:3]:
-                mem.search(q, mode=mode, limit=10)  # warm caches and the model
-            times = []
-            for _ in range(repeat):
-                for q in queries:
-                    t0 = time.perf_counter()
-                    mem.search(q, mode=mode, limit=10)
-                    times.append((time.perf_counter() - t0) * 1000)
-            out[mode] = percentiles(times)
-    return out
+        return time_modes(lambda q, mode: mem.search(q, mode=mode, limit=10), queries, modes, repeat)
 
 
 def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict) -> dict:
@@ -196,17 +201,8 @@ def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict
         # the start-up reconcile must find every note unchanged, or the figures time a different index
         out["reconcile"] = next((json.loads(ln) for ln in log.read_text().splitlines()
                                  if ln.startswith("{") and '"reconciled"' in ln), {})
-        for mode in modes:
-            for q in queries[:3]:
-                client.call("search", {"query": q, "mode": mode, "limit": 10})
-            times = []
-            for _ in range(repeat):
-                for q in queries:
-                    t0 = time.perf_counter()
-                    client.call("search", {"query": q, "mode": mode, "limit": 10})
-                    times.append((time.perf_counter() - t0) * 1000)
-            times.sort()
-            out[mode] = percentiles(times)
+        out.update(time_modes(lambda q, mode: client.call("search", {"query": q, "mode": mode, "limit": 10}),
+                              queries, modes, repeat))
         client.close()
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -263,15 +259,21 @@ def run_size(n_files: int, args, env: dict, sources, queries, work: Path) -> dic
     res["rebuild"]["chunks_per_s"] = round(n / res["rebuild"]["s"], 1)
     res["reconcile"] = timed_cli(home, ["index"], env)
     res["search"] = {str(n): both_latencies(home, queries, args, env)}
+    padded_search(home, n, home.parent, cfg, queries, args, env, res)
+    return res
+
+
+def padded_search(home: Path, n: int, scratch: Path, cfg, queries, args, env: dict, res: dict) -> None:
+    """Time search on copies of the store padded to each --search-chunks target above its n chunks."""
     for target in args.search_chunks:
         if target > n:
-            padded = home.parent / f"pad{target}"
+            padded = scratch / f"pad{target}"
+            shutil.rmtree(padded, ignore_errors=True)
             shutil.copytree(home, padded, ignore=shutil.ignore_patterns("*.sock", "serve-*.log"))
             have = pad_chunks(padded, target, cfg)
             res["search"][str(have)] = both_latencies(padded, queries, args, env)
             res.setdefault("padded_db_bytes_per_chunk", {})[str(have)] = round(db_size(padded) / have)
             shutil.rmtree(padded)
-    return res
 
 
 def search_only(home: Path, args, queries, work: Path, env: dict) -> dict:
@@ -280,14 +282,7 @@ def search_only(home: Path, args, queries, work: Path, env: dict) -> dict:
     n = store.chunk_count(con)
     con.close()
     res = {"home": str(home), "chunks": n, "search": {str(n): both_latencies(home, queries, args, env)}}
-    for target in args.search_chunks:
-        if target > n:
-            padded = work / f"pad{target}"
-            shutil.rmtree(padded, ignore_errors=True)
-            shutil.copytree(home, padded, ignore=shutil.ignore_patterns("*.sock", "serve-*.log"))
-            have = pad_chunks(padded, target, config_mod.load(home=padded, env=os.environ))
-            res["search"][str(have)] = both_latencies(padded, queries, args, env)
-            shutil.rmtree(padded)
+    padded_search(home, n, work, config_mod.load(home=home, env=os.environ), queries, args, env, res)
     return res
 
 

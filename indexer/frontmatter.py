@@ -53,7 +53,7 @@ def _scalar(value) -> str | None:
     # only plain values count: str() of a nested list, e.g. a YAML alias bomb, can take gigabytes
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
-    return str(value)[:10 * MAX_FIELD].strip()[:MAX_FIELD] or None
+    return str(value).strip()[:MAX_FIELD] or None
 
 
 def _as_type(value) -> str | None:

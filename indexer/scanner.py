@@ -116,8 +116,10 @@ def decode_note(data: bytes, uri: str) -> str:
         raise NoteError(f"{uri}: not UTF-8 text (byte {exc.start}); convert it, e.g. `iconv -f GBK -t UTF-8`") from exc
 
 
+_TOO_BIG = f"is over the {MAX_NOTE_BYTES} byte note limit; split it or add it to .mdmemignore"
+
+
 def read_note(path: Path, uri: str) -> tuple[bytes, os.stat_result]:
-    too_big = f"is over the {MAX_NOTE_BYTES} byte note limit; split it or add it to .mdmemignore"
     try:
         # O_NONBLOCK and the fstat of what was opened: a name swapped for a FIFO or a device after the
         # walk must not block or flood the reader
@@ -127,10 +129,10 @@ def read_note(path: Path, uri: str) -> tuple[bytes, os.stat_result]:
             if not stat.S_ISREG(st.st_mode):
                 raise NoteError(f"{uri}: is not a regular file; only plain files are read as notes")
             if st.st_size > MAX_NOTE_BYTES:
-                raise NoteError(f"{uri}: {st.st_size} bytes {too_big}")
+                raise NoteError(f"{uri}: {st.st_size} bytes {_TOO_BIG}")
             data = f.read(MAX_NOTE_BYTES + 1)  # a file that grows while read stops at the limit
             if len(data) > MAX_NOTE_BYTES:
-                raise NoteError(f"{uri}: grew while being read and {too_big}")
+                raise NoteError(f"{uri}: grew while being read and {_TOO_BIG}")
     except PermissionError as exc:
         raise NoteError(f"{uri}: cannot read ({exc.strerror}); fix its permissions, e.g. `chmod u+r`") from exc
     except IsADirectoryError as exc:

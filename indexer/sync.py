@@ -42,6 +42,12 @@ class SyncReport:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.extend(other.skipped)
 
+    def skip(self, message: str, warn=None) -> None:
+        """Record a note left out, or its part left out, and tell the user at once when asked to."""
+        self.skipped.append(message)
+        if warn:
+            warn(message)
+
 
 @dataclass
 class _Pending:
@@ -58,12 +64,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     t0 = time.perf_counter()
     report = SyncReport(store=st.name)
     known = store.all_documents(st.con)
-    def skip(message: str) -> None:
-        report.skipped.append(message)
-        if warn:
-            warn(message)
-
-    notes = list(st.filter.walk(warn=skip))
+    notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn)))
     # one finder for the whole sync: a big first build reads the vectors once, not once per new text
     finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
     report.files = len(notes)
@@ -94,9 +95,7 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
         if uri is None:
             why = st.filter.why_skipped(path)
             if why and Path(path).is_file():
-                report.skipped.append(why)
-                if warn:
-                    warn(why)
+                report.skip(why, warn)
             continue
         if Path(path).is_file() and st.filter.admits(path):
             present.append((uri, Path(path)))
@@ -122,9 +121,7 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
         try:
             item = _read_changed(uri, path, known.get(uri), cfg)
         except NoteError as exc:
-            report.skipped.append(str(exc))
-            if warn:
-                warn(str(exc))
+            report.skip(str(exc), warn)
             continue
         if item is None:
             report.unchanged += 1
@@ -148,9 +145,7 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
                     report.reinforced += _reinforce_restated(st, p.note, counts["new_hashes"], fresh, vectors, finder)
                     finder.written(p.note, vectors)
                 for w in p.note.warnings:
-                    report.skipped.append(w)
-                    if warn:
-                        warn(w)
+                    report.skip(w, warn)
             store.put_document(st.con, p.uri, p.size, p.mtime_ns, p.sha256)
         report.indexed += p.note is not None
 
