@@ -26,11 +26,13 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from daemon_bench import wait_ready  # noqa: E402
 from eval import cli_env, default_eval_dir  # noqa: E402
-from indexer import config as config_mod, db, store  # noqa: E402
-from indexer.api import Memory  # noqa: E402
+from indexer import config as config_mod
+from indexer.index import db
+from indexer.index import sql  # noqa: E402
+from indexer.memory import Memory  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.models import Chunk, Note, sha256_text  # noqa: E402
-from indexer.rpc import Client, socket_path  # noqa: E402
+from indexer.daemon.rpc import Client, socket_path  # noqa: E402
 
 MODES = ("fts", "vector", "hybrid")
 
@@ -130,7 +132,7 @@ def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
     rows = db.rows(con, "SELECT id, content, section FROM chunks")
     have = len(rows)
     rng, nrng = random.Random(seed), np.random.default_rng(seed)
-    vecs = {r["id"]: store.vector_for_id(con, r["id"]) for r in rows}
+    vecs = {r["id"]: sql.vector_for_id(con, r["id"]) for r in rows}
     n = 0
     while have < target:
         with db.transaction(con):
@@ -144,13 +146,13 @@ def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
                     vectors[ch.content_hash] = v / np.linalg.norm(v)
                     chunks.append(ch)
                 note = Note(f"synth/{n:06d}.md", "synth", "note", 1, False, (), tuple(chunks))
-                store.upsert_note(con, note, vectors, True)
+                sql.upsert_note(con, note, vectors, True)
                 text = "\n\n".join(c.content for c in chunks) + "\n"
                 path = home / note.uri
                 path.parent.mkdir(exist_ok=True)
                 path.write_text(text, encoding="utf-8")
                 st = path.stat()
-                store.put_document(con, note.uri, st.st_size, st.st_mtime_ns, sha256_text(text))
+                sql.put_document(con, note.uri, st.st_size, st.st_mtime_ns, sha256_text(text))
                 have += len(chunks)
                 n += 1
                 if have >= target:
@@ -279,7 +281,7 @@ def padded_search(home: Path, n: int, scratch: Path, cfg, queries, args, env: di
 def search_only(home: Path, args, queries, work: Path, env: dict) -> dict:
     """Search latency on an index built earlier (e.g. a kept --work folder), padded copies as in a full run."""
     con = db.connect(home / "index.db", readonly=True)
-    n = store.chunk_count(con)
+    n = sql.chunk_count(con)
     con.close()
     res = {"home": str(home), "chunks": n, "search": {str(n): both_latencies(home, queries, args, env)}}
     padded_search(home, n, work, config_mod.load(home=home, env=os.environ), queries, args, env, res)

@@ -15,9 +15,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from eval import default_eval_dir, load_queries  # noqa: E402
-from indexer import search as search_mod  # noqa: E402
-from indexer.api import Memory  # noqa: E402
-from indexer.textseg import fts_match_expression  # noqa: E402
+from indexer.ops import search as search_mod  # noqa: E402
+from indexer.memory import Memory  # noqa: E402
+from indexer.notes.textseg import fts_match_expression  # noqa: E402
 
 K = 10
 

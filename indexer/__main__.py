@@ -1,5 +1,5 @@
 """`python -m indexer` runs the mdmem command line."""
 
-from .cli import main
+from indexer.cli.main import main
 
 main()

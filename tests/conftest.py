@@ -10,7 +10,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from indexer import config  # noqa: E402
-from indexer.api import Memory  # noqa: E402
+from indexer.memory import Memory  # noqa: E402
 from indexer.embedder import NoneEmbedder, SentenceTransformerEmbedder, Usem3Embedder  # noqa: E402
 
 

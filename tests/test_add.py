@@ -12,7 +12,7 @@ import pytest
 
 from indexer import config
 from indexer.errors import InputError
-from indexer.writer import Target, append_entry, choose_target, format_entry, safe_uri
+from indexer.notes.append import Target, append_entry, choose_target, format_entry, safe_uri
 
 DISTRACTORS = {
     "user/health.md": "# Health\n\n- I run 5 km every Saturday morning along the river.\n- 我对花粉过敏，春天要带口罩。\n",

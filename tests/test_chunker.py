@@ -1,7 +1,7 @@
 """Chunker: heading breadcrumbs, exact line ranges, merging and CJK-aware splitting."""
 
-from indexer.chunker import parse_note
-from indexer.textseg import count_tokens
+from indexer.notes.chunker import parse_note
+from indexer.notes.textseg import count_tokens
 
 
 def lines_of(text, chunk):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexer import config
-from indexer.api import Memory
+from indexer.memory import Memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import chaos  # noqa: E402

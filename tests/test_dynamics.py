@@ -4,8 +4,9 @@ import time
 
 import pytest
 
-from indexer import db, store
-from indexer.dynamics import DAY, half_life_days, strength
+from indexer.index import db
+from indexer.index import sql
+from indexer.ops.dynamics import DAY, half_life_days, strength
 
 NOW = 1_800_000_000.0
 
@@ -38,7 +39,7 @@ def _age(mem, store_name, uri, days):
     st = next(s for s in mem.stores() if s.name == store_name)
     when = time.time() - days * DAY
     with db.transaction(st.con):
-        store.set_chunk_times(st.con, uri, when, None)
+        sql.set_chunk_times(st.con, uri, when, None)
     return st
 
 
@@ -51,9 +52,9 @@ def test_decay_pass_lowers_old_unused_chunks_and_their_rank_but_not_evergreen(ma
     before = [h.uri for h in mem.search("lighthouse keeper tide tables", mode="fts", bump=False)]
     reports = mem.decay()
     assert sum(r["updated"] for r in reports) >= 1
-    assert max(store.chunk_strengths(st_proj.con, "notes/old.md")) < 0.05
-    assert min(store.chunk_strengths(st_proj.con, "notes/new.md")) > 0.99
-    assert store.chunk_strengths(st_glob.con, "user/keeper.md") == [1.0]
+    assert max(sql.chunk_strengths(st_proj.con, "notes/old.md")) < 0.05
+    assert min(sql.chunk_strengths(st_proj.con, "notes/new.md")) > 0.99
+    assert sql.chunk_strengths(st_glob.con, "user/keeper.md") == [1.0]
     hits = mem.search("lighthouse keeper tide tables", mode="fts", bump=False, explain=True)
     after = [h.uri for h in hits]
     assert after[-1] == "notes/old.md" and set(after) == set(before)
@@ -74,8 +75,8 @@ def test_cleanup_drops_vanished_files_and_orphans_and_never_touches_notes(make_m
     rep = mem.cleanup("project")[0]
     assert rep["vanished_files"] == 1 and rep["chunks_removed"] >= 1
     assert rep["orphan_vectors"] >= 1 and rep["fts_rebuilt"]
-    assert store.fts_in_step(st.con)
-    assert store.document_uris(st.con) == ["a.md"]
+    assert sql.fts_in_step(st.con)
+    assert sql.document_uris(st.con) == ["a.md"]
     assert sorted(p.name for p in root.iterdir() if p.suffix == ".md") == notes_before
     again = mem.cleanup("project")[0]
     assert (again["vanished_files"], again["orphan_vectors"], again["fts_rebuilt"]) == (0, 0, False)

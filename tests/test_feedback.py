@@ -1,6 +1,6 @@
 """Pseudo-relevance feedback: expansion words, and hybrid search finding what they point to."""
 
-from indexer.feedback import expansion_terms
+from indexer.ops.feedback import expansion_terms
 
 
 def _doc(*words):

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer import config, scanner
-from indexer.api import Memory
-from indexer.chunker import parse_note
+from indexer import config
+from indexer.notes import scanner
+from indexer.memory import Memory
+from indexer.notes.chunker import parse_note
 from indexer.errors import InputError, NoteError
-from indexer.scanner import decode_note
+from indexer.notes.scanner import decode_note
 
 HEALTH = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
@@ -39,8 +40,8 @@ def _assert_clean(mem: Memory) -> None:
 
 
 def _uris(mem: Memory) -> set[str]:
-    from indexer import store
-    return store.chunk_uris(mem.stores()[0].con)
+    from indexer.index import sql
+    return sql.chunk_uris(mem.stores()[0].con)
 
 
 # ---- notes: encodings and odd bytes ------------------------------------------------------------
@@ -165,7 +166,7 @@ def test_hostile_front_matter_is_read_safely_or_ignored_with_a_message(tmp_path,
 
 
 def test_note_the_chunker_cannot_handle_skips_only_itself(tmp_path, none_embedder, monkeypatch):
-    from indexer import chunker
+    from indexer.notes import chunker
     real = chunker._parse_note
 
     def fragile(text, uri, *a):
@@ -252,7 +253,7 @@ def test_name_swapped_for_a_fifo_or_a_device_after_the_walk_is_not_read(tmp_path
     os.mkfifo(home / "pipe.md")  # open() without O_NONBLOCK would wait here for a writer forever
     (home / "dev.md").unlink()
     (home / "dev.md").symlink_to("/dev/zero")
-    from indexer import sync
+    from indexer.ops import sync
     with _memory(home, none_embedder) as mem:
         st = mem.stores()[0]
         rep = sync.index_paths(st, [home / "pipe.md"], none_embedder, mem.cfg)
@@ -295,7 +296,7 @@ def test_note_deleted_or_truncated_while_being_read(tmp_path, none_embedder, mon
 
     for i in range(6):
         (home / f"n{i}.md").write_text(f"# n{i}\n\nchanged body {i}\n" * 3)
-    monkeypatch.setattr("indexer.sync.read_note", racing)
+    monkeypatch.setattr("indexer.ops.sync.read_note", racing)
     with _memory(home, none_embedder) as mem:
         rep = mem.index()[0]
         assert any("n1.md" in s for s in rep.skipped)

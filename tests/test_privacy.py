@@ -3,7 +3,7 @@
 import pytest
 
 from indexer.errors import InputError
-from indexer.privacy import find_secrets, redact, screen
+from indexer.notes.privacy import find_secrets, redact, screen
 
 # Fake but real-looking secrets, one per format (built here, valid for nothing).
 SECRETS = {

@@ -5,8 +5,10 @@ from pathlib import Path
 import pytest
 
 from conftest import write_notes
-from indexer import config, db, restated
-from indexer.api import Memory
+from indexer import config
+from indexer.index import db
+from indexer.ops import restated
+from indexer.memory import Memory
 
 NAMES = ["apollo", "borealis", "cedar", "dune", "ember", "fjord", "granite", "harbor", "iris", "juniper",
          "kestrel", "lumen", "meadow", "nimbus", "onyx", "prairie", "quartz", "raven", "sierra", "tundra"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from indexer import store
+from indexer.index import sql
 from indexer.errors import InputError
 
 GLOBAL = {
@@ -62,9 +62,9 @@ def test_explain_shows_components(mem):
 def test_every_returned_hit_bumps_access_count(mem):
     hits = mem.search("Neovim", mode="fts", limit=1)
     con = mem.stores("global")[0].con
-    assert store.chunks_by_ids(con, [hits[0].id])[0]["access_count"] == 1
+    assert sql.chunks_by_ids(con, [hits[0].id])[0]["access_count"] == 1
     mem.search("Neovim", mode="fts", limit=1)
-    assert store.chunks_by_ids(con, [hits[0].id])[0]["access_count"] == 2
+    assert sql.chunks_by_ids(con, [hits[0].id])[0]["access_count"] == 2
 
 
 def test_hit_lines_contain_the_matched_text(mem, tmp_path):
@@ -99,7 +99,7 @@ def test_corrupt_index_says_rebuild_and_rebuild_fixes_it(make_memory, tmp_path):
     for suffix in ("-wal", "-shm"):
         (tmp_path / "home" / ("index.db" + suffix)).unlink(missing_ok=True)
     path.write_bytes(b"this is not a database" * 100)
-    from indexer.api import Memory
+    from indexer.memory import Memory
     from indexer.errors import StoreError
     broken = Memory(cfg=mem.cfg, embedder=mem.embedder)
     with pytest.raises(StoreError, match="mdmem rebuild"):

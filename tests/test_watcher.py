@@ -6,8 +6,8 @@ import shutil
 import threading
 import time
 
-from indexer.scanner import NoteFilter
-from indexer.watcher import Debouncer, Watcher
+from indexer.notes.scanner import NoteFilter
+from indexer.daemon.watcher import Debouncer, Watcher
 
 
 class Collector:

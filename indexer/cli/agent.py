@@ -1,0 +1,70 @@
+"""Command-line commands for agents: `add`, `recall` and the `mcp` server (registered by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from indexer.cli.common import CliContext, pass_ctx, warn
+from indexer.cli.daemon import backend
+from indexer.errors import MdmemError
+from indexer.notes.append import TYPES
+
+
+@click.command()
+@click.argument("text")
+@click.option("--type", "type_", type=click.Choice(TYPES), default="fact", show_default=True)
+@click.option("--importance", type=click.IntRange(1, 5), help="1-5, recorded when the note is created.")
+@click.option("--scope", type=click.Choice(["global", "project"]), help="Default: global for preference/fact/entity, project for decision/episodic.")
+@click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")
+@click.option("--redact", is_flag=True, help="Mask secrets instead of refusing the text.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def add(c: CliContext, text, type_, importance, scope, file, redact, as_json):
+    """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
+    if text == "-":
+        text = sys.stdin.read()
+    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact)
+    if as_json:
+        click.echo(json.dumps(res, ensure_ascii=False))
+        return
+    if res["redacted"]:
+        warn(f"redacted: {', '.join(res['redacted'])}")
+    verb = "reinforced" if res["action"] == "reinforced" else "added to"
+    click.echo(f"{verb} [{res['store']}] {res['uri']}:{res['start_line']}-{res['end_line']}")
+
+
+@click.command()
+@click.argument("query")
+@click.option("--context", "context", type=click.File("r", encoding="utf-8"), help="Recent conversation (file or -): used when the query alone is weak.")
+@click.option("--limit", "-n", type=int, help="Memories considered (default 8).")
+@click.option("--max-chars", type=int, help="Size budget of the block (default 1500).")
+@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def recall(c: CliContext, query, context, limit, max_chars, scope, as_json):
+    """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
+    try:
+        mem = backend(c)  # the daemon's warm model when it runs
+        res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
+                         scope=scope)
+    except MdmemError as exc:
+        warn(f"recall unavailable ({exc}); answering without long-term memory")
+        return  # an agent's turn must never fail because memory is down
+    if as_json:
+        click.echo(json.dumps(res, ensure_ascii=False))
+    elif res["text"]:
+        click.echo(res["text"])
+
+
+@click.command()
+@pass_ctx
+def mcp(c: CliContext):
+    """Serve the memory to MCP clients over stdio (tools memory_search/recall/add/status)."""
+    from indexer.cli.mcp_server import serve
+    serve(c.memory())
+
+
+COMMANDS: list = [add, recall, mcp]

@@ -1,0 +1,83 @@
+"""Shared pieces of the command line: the per-invocation context, warnings, hit rendering."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from indexer import config as config_mod
+from indexer.memory import Memory
+from indexer.models import Hit
+
+
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+@dataclass
+class CliContext:
+    """What the global options gave; the Memory is opened only by commands that need it."""
+
+    home: Path | None
+    project: Path | None
+    settings: dict = field(default_factory=dict)
+    _memory: Memory | None = None
+
+    def config(self, **flags) -> config_mod.Config:
+        return config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+
+    def memory(self, **flags) -> Memory:
+        if self._memory is None:
+            self._memory = Memory(cfg=self.config(**flags), warn=warn)
+        return self._memory
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+
+
+pass_ctx = click.make_pass_decorator(CliContext)
+
+
+def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
+    section = f"  § {hit.section}" if hit.section else ""
+    text = " ".join(hit.content.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return (f"{rank:>2}. {hit.score:.3f}  [{hit.store}] {hit.uri}:{hit.start_line}-{hit.end_line}{section}\n"
+            f"    {text}")
+
+
+def print_hits(hits: list[Hit], as_json: bool, explain: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([h.to_dict(explain) for h in hits], ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("no matches", err=True)
+    for i, h in enumerate(hits, 1):
+        click.echo(hit_line(i, h))
+        if explain and h.explain:
+            click.echo("    " + json.dumps(h.explain, ensure_ascii=False))
+
+
+def progress_bar(label: str):
+    """A callback (done, total) drawing a bar on a terminal; silent otherwise."""
+    if not sys.stderr.isatty():
+        return None
+    from rich.progress import Progress
+    state = {}
+
+    def update(done: int, total: int) -> None:
+        if "p" not in state:
+            state["p"] = Progress(transient=True)
+            state["p"].start()
+            state["t"] = state["p"].add_task(label, total=total)
+        state["p"].update(state["t"], completed=done, total=total)
+        if done >= total:
+            state.pop("p").stop()
+
+    return update

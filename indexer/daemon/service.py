@@ -1,0 +1,283 @@
+"""`mdmem serve`: store locks, writer threads fed by the watcher, the scheduler and the socket."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import queue
+import signal
+import threading
+import time
+from pathlib import Path
+
+from indexer import config as config_mod
+from indexer import log
+from indexer.memory import Memory
+from indexer.config import Config
+from indexer.embedder import load_embedder
+from indexer.errors import MdmemError, StoreError
+from indexer.index.stores import identity, store_roots
+from indexer.daemon.store_writer import Reply, StoreWriter
+
+LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
+
+
+class StoreLock:
+    """One daemon per store: an exclusive flock held for the daemon's lifetime."""
+
+    def __init__(self, root: Path):
+        self.path = Path(root) / LOCK_NAME
+        self._fd = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise StoreError(f"another `mdmem serve` (pid {holder}) already serves {self.path.parent}; "
+                             f"stop it first (e.g. `systemctl --user stop mdmem`) or use it through `mdmem status`")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+
+    def intact(self) -> bool:
+        """Whether the file we hold the lock on is still the one at the lock's path."""
+        if self._fd is None:
+            return False
+        held = os.fstat(self._fd)
+        return identity(self.path) == (held.st_dev, held.st_ino)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock; the file stays (removing it would race)
+            self._fd = None
+
+
+class Daemon:
+    """Everything `mdmem serve` runs; `run()` blocks until SIGTERM / SIGINT."""
+
+    def __init__(self, cfg: Config, embedder=None, reload_config=None):
+        self.cfg = cfg
+        self._embedder = embedder
+        self._reload_config = reload_config
+        self.stopping = threading.Event()
+        self._reload = threading.Event()
+        self.writers: dict[str, StoreWriter] = {}
+        self.locks: list[StoreLock] = []
+        self.watcher = None
+        self.scheduler = None
+        self.server = None
+        self.started_at = time.time()
+        self._readers: queue.LifoQueue = queue.LifoQueue()
+        self._generation = 0  # bumped when a store is detached or reopened: older readers hold stale files
+        self._born: dict[int, int] = {}  # id(reader) -> generation it was opened in
+        self._log = log.get()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def run(self) -> int:
+        from indexer.daemon.rpc import Server
+        from indexer.daemon.scheduler import Scheduler
+        from indexer.daemon.watcher import Watcher
+
+        roots = store_roots(self.cfg)
+        for _name, root in roots:
+            lock = StoreLock(root)
+            lock.acquire()  # before anything else: a second daemon leaves without touching a thing
+            self.locks.append(lock)
+        lock_of = {name: lock for (name, _root), lock in zip(roots, self.locks)}
+        try:
+            self._install_signals()
+            self._log.info("daemon_starting", pid=os.getpid(), stores={n: str(r) for n, r in roots})
+            if self._embedder is None:
+                self._embedder = load_embedder(self.cfg, fallback=True,
+                                               warn=lambda m: self._log.warning("embedder_fallback", reason=m))
+            self._warm_up()
+            for name, root in roots:
+                w = StoreWriter(name, root, self._embedder, self.cfg, self.stopping, lock=lock_of[name],
+                                on_change=self._store_changed)
+                w.start()
+                w.ready.wait()
+                if w.open_error is not None:
+                    raise w.open_error
+                self.writers[name] = w
+            # watch first, reconcile second: edits made during the startup scan are not lost
+            self.watcher = Watcher({n: w.root for n, w in self.writers.items()},
+                                   {n: w.filter for n, w in self.writers.items()},
+                                   self._on_paths, self.cfg.debounce_ms / 1000.0,
+                                   on_ignore_changed=lambda n: self.writers[n].submit("reconcile"),
+                                   on_lost=lambda n: self.writers[n].submit("reconcile"),
+                                   on_root_event=lambda n: self.writers[n].submit("root"))
+            self.watcher.start()
+            for w in self.writers.values():
+                w.submit("reconcile")
+            first = self.reader()
+            first.stores()  # open one reader's connections before the first request
+            self.give_back(first)
+            self.server = Server(self.cfg, self)
+            self.server.start()
+            self.scheduler = Scheduler(self.cfg, self.enqueue_all)
+            self.scheduler.start()
+            self._log.info("daemon_ready", socket=str(self.server.path), polling=self.watcher.polling,
+                           debounce_ms=self.cfg.debounce_ms, **{f"{k}_minutes": v for k, v in self.scheduler.intervals().items()})
+            while not self.stopping.wait(1.0):
+                if self._reload.is_set():
+                    self._reload.clear()
+                    self._do_reload()
+                self.watcher.check()
+        finally:
+            self._shutdown()
+        return 0
+
+    def _warm_up(self) -> None:
+        """Load the model's weights now, so the first edit or search does not pay for it."""
+        try:
+            self._embedder.embed_query("mdmem warm-up")
+        except Exception as exc:  # a model that cannot embed still leaves full-text search working
+            self._log.warning("embedder_warm_up_failed", error=str(exc))
+
+    def _install_signals(self) -> None:
+        def stop(signum, _frame):
+            self._log.info("daemon_stopping", signal=signal.Signals(signum).name)
+            self.stopping.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, lambda *_: self._reload.set())  # acted on by the main loop, not here
+
+    def _do_reload(self) -> None:
+        if self._reload_config is None:
+            return
+        try:
+            cfg = self._reload_config()
+        except MdmemError as exc:
+            self._log.error("config_reload_failed", error=str(exc))
+            return
+        self.cfg = cfg
+        for w in self.writers.values():
+            w.cfg = cfg
+            w.submit("reconcile")  # .mdmemignore or chunking settings may have changed
+        self.watcher.debouncer.delay = cfg.debounce_ms / 1000.0
+        self.scheduler.reload(cfg)
+        self._drain_readers()
+        self._log.info("config_reloaded", debounce_ms=cfg.debounce_ms, **{f"{k}_minutes": v for k, v in self.scheduler.intervals().items()})
+
+    def _shutdown(self) -> None:
+        self.stopping.set()
+        for part in (self.scheduler, self.watcher, self.server):
+            if part is not None:
+                try:
+                    part.stop()
+                except Exception as exc:
+                    self._log.warning("stop_failed", part=type(part).__name__, error=str(exc))
+        for w in self.writers.values():
+            w.join(timeout=60)  # the current file is finished and committed, then the thread ends
+        self._drain_readers()
+        for lock in self.locks:
+            lock.release()
+        self._log.info("daemon_stopped")
+
+    # -- work intake ----------------------------------------------------------------------------
+    def _on_paths(self, name: str, paths: list[str]) -> None:
+        self.writers[name].submit("paths", paths)
+
+    def enqueue_all(self, job: str) -> None:
+        for w in self.writers.values():
+            w.submit(job)
+
+    def _store_changed(self, name: str, attached: bool) -> None:
+        """A writer detached from its vanished root or reopened a new one (called on its thread)."""
+        if self.watcher is not None:
+            if attached:
+                self.watcher.rewatch(name)
+            else:
+                self.watcher.unwatch(name)
+        self._generation += 1
+        self._drain_readers()
+        if not attached:
+            self._await_old_readers()
+
+    def _await_old_readers(self, timeout: float = 30.0) -> None:
+        """Let searches still running on the old index file finish and close it before a new one is made.
+
+        The last connection to close an index deletes `index.db-wal` and `-shm` by name: closed
+        after a new index exists at the same path, it would take the new index's files away.
+        """
+        deadline = time.monotonic() + timeout
+        while any(g < self._generation for g in list(self._born.values())) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def run_job(self, job: str, scope: str = "all", payload=None, progress=None) -> list:
+        """Queue a job on each writer of the scope and wait for the results (socket requests)."""
+        replies = []
+        for name, w in self.writers.items():
+            if w.missing is not None and scope == name:
+                raise StoreError(f"the {name} store's root {w.root} is missing ({w.missing}); "
+                                 f"create the folder again and the daemon indexes it")
+            if scope in ("all", name) and w.missing is None:  # a missing root has nothing to decay or clean
+                reply = Reply(progress)
+                w.submit(job, payload, reply)
+                replies.append(reply)
+        return [r.wait() for r in replies]
+
+    # -- readers ----------------------------------------------------------------------------------
+    def reader(self) -> Memory:
+        """A Memory with its own connections, used by one request thread at a time."""
+        try:
+            return self._readers.get_nowait()
+        except queue.Empty:
+            mem = Memory(cfg=self.cfg, embedder=self._embedder, available=self._open_store,
+                         warn=lambda m: self._log.warning("search_warning", reason=m))
+            self._born[id(mem)] = self._generation
+            return mem
+
+    def _open_store(self, name: str) -> bool:
+        w = self.writers.get(name)
+        # never open (and so create) a root the writer found missing: searches of it find nothing
+        return w is None or (w.missing is None and identity(w.root, folder=True) is not None)
+
+    def give_back(self, mem: Memory) -> None:
+        if mem.cfg is self.cfg and self._born.get(id(mem)) == self._generation and not self.stopping.is_set():
+            self._readers.put(mem)
+        else:
+            self._born.pop(id(mem), None)
+            mem.close()
+
+    def _drain_readers(self) -> None:
+        while True:
+            try:
+                mem = self._readers.get_nowait()
+            except queue.Empty:
+                return
+            self._born.pop(id(mem), None)
+            mem.close()
+
+    def status(self) -> dict:
+        mem = self.reader()
+        try:
+            stats = mem.stats()
+        finally:
+            self.give_back(mem)
+        out = {}
+        for name, w in self.writers.items():
+            s = stats.get(name, {})
+            pending = w.pending() + (self.watcher.pending(name) if self.watcher else 0)
+            out[name] = {"root": str(w.root), "files": s.get("documents", 0), "chunks": s.get("chunks", 0),
+                         "vectors": s.get("vectors", 0), "pending": pending, "busy": w.busy,
+                         "last_sync": w.last_sync or s.get("last_indexed_at"),
+                         "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
+                         "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),
+                         "missing": w.missing}
+        return out
+
+
+def serve(cfg: Config, reload_config=None, embedder=None) -> int:
+    log.configure(cfg.log_level)
+    return Daemon(cfg, embedder=embedder, reload_config=reload_config).run()
+
+
+def reload_from(home, project, settings: dict):
+    """A loader for SIGHUP that reads the config the way the command line first did."""
+    return lambda: config_mod.load(home=home, project=project, **settings)

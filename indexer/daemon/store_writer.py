@@ -1,0 +1,333 @@
+"""One store's single writer thread: indexes watched paths, runs the passes, follows its root if replaced."""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from indexer import log
+from indexer.index import sql
+from indexer.config import Config
+from indexer.errors import MdmemError, StoreError
+from indexer.ops.passes import cleanup_store, decay_store
+from indexer.ops.rebuild import rebuild_store
+from indexer.notes.scanner import NoteFilter
+from indexer.index.stores import Store, identity, open_store
+from indexer.ops.sync import index_paths, sync_store
+
+BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
+ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
+
+
+class Stopping(Exception):
+    """Raised inside long work when a stop was requested, between committed files."""
+
+
+class Reply:
+    """How a writer hands progress and the result of a job back to a waiting socket request."""
+
+    def __init__(self, progress=None):
+        self.progress = progress
+        self.done = threading.Event()
+        self.result = None
+        self.error: BaseException | None = None
+
+    def finish(self, result=None, error: BaseException | None = None) -> None:
+        self.result, self.error = result, error
+        self.done.set()
+
+    def wait(self):
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class StoreWriter(threading.Thread):
+    """The only writer of one store's index; watcher, scheduler and socket just enqueue jobs."""
+
+    def __init__(self, name: str, root: Path, embedder, cfg: Config, stopping: threading.Event, lock=None,
+                 on_change=None):
+        super().__init__(name=f"mdmem-writer-{name}", daemon=True)
+        self.store_name, self.root, self.embedder, self.cfg = name, Path(root), embedder, cfg
+        self.stopping = stopping
+        self.lock = lock  # the daemon's StoreLock of this root, taken again in a recreated root
+        self.on_change = on_change or (lambda name, attached: None)
+        self.missing: str | None = None  # why the store is detached from its root, None while it is open
+        self.jobs: queue.Queue = queue.Queue()
+        self.busy: str | None = None
+        self.last_sync: float | None = None
+        self.ready = threading.Event()
+        self.open_error: BaseException | None = None
+        self._st: Store | None = None
+        self._filter: NoteFilter | None = None  # kept across reopenings: the watcher holds it
+        self._ids = (None, None)  # identity of the root folder and index file we opened
+        self._next_check = 0.0
+        self._log = log.get().bind(store=name)
+
+    @property
+    def filter(self) -> NoteFilter:
+        return self._filter
+
+    def pending(self) -> int:
+        return self.jobs.qsize() + (1 if self.busy else 0)
+
+    def submit(self, job: str, payload=None, reply: Reply | None = None) -> None:
+        self.jobs.put((job, payload, reply))
+
+    def run(self) -> None:
+        try:
+            self._open()
+        except BaseException as exc:
+            self.open_error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        try:
+            while not self.stopping.is_set():
+                try:
+                    job, payload, reply = self.jobs.get(timeout=0.5)
+                except queue.Empty:
+                    if time.monotonic() < self._next_check:
+                        continue
+                    job, payload, reply = "root", None, None
+                if job == "paths":
+                    payload = self._drain_paths(set(payload))
+                self.busy = job if reply or job != "root" else None  # a routine look is not work to wait for
+                try:
+                    self._follow_root()
+                    result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
+                    if reply:
+                        reply.finish(result)
+                except Stopping:
+                    if reply:
+                        reply.finish(error=MdmemError("the daemon is stopping; retry when it is back"))
+                    break
+                except Exception as exc:  # one bad file or job never stops the daemon
+                    self._log.error("job_failed", job=job, error=str(exc), exc_info=not isinstance(exc, MdmemError))
+                    if reply:
+                        reply.finish(error=exc)
+                finally:
+                    self.busy = None
+        finally:
+            self._fail_waiting()
+            if self._st is not None:
+                self._st.close()
+
+    # -- the root folder and index file: deleted, replaced, recreated ------------------------------------
+    def _open(self) -> None:
+        st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+        if self._filter is None:
+            self._filter = st.filter
+        else:
+            st.filter = self._filter
+            self._filter.reload()  # the new folder may have another .mdmemignore
+        self._st = st
+        self._ids = (identity(self.root, folder=True), identity(st.index_path))
+
+    def _follow_root(self) -> None:
+        """Detach from a root or index file that is gone or replaced; attach to the one there now."""
+        self._next_check = time.monotonic() + ROOT_CHECK_S
+        now = identity(self.root, folder=True)
+        if self.missing is None:
+            if now is None:
+                self._detach("store_root_missing", "not a folder any more" if self.root.exists() else "deleted")
+            elif now != self._ids[0]:
+                self._detach("store_root_missing", "replaced by another folder")
+            elif identity(self._st.index_path) != self._ids[1]:
+                self._detach("store_index_replaced", "index file deleted or replaced")
+            elif self.lock is not None and not self.lock.intact():
+                self.lock.release()  # its file went away: take the lock again on the file there now
+                if self._attach_lock():
+                    self._log.info("store_lock_retaken", lock=str(self.lock.path))
+        if self.missing is not None and now is not None:
+            self._attach()
+
+    def _detach(self, event: str, reason: str) -> None:
+        self._st.close()  # readers of the old file are dropped by on_change
+        self._st = None
+        if self.lock is not None:
+            self.lock.release()
+        self.missing = reason
+        self.on_change(self.store_name, False)
+        self._log.warning(event, root=str(self.root), reason=reason,
+                          action="searches of this store find nothing until it is open again")
+
+    def _attach_lock(self) -> bool:
+        try:
+            if self.lock is not None:
+                self.lock.acquire()
+            return True
+        except StoreError as exc:
+            self._set_missing("another mdmem serve holds the store", str(exc))
+            return False
+
+    def _attach(self) -> None:
+        if not self._attach_lock():
+            return
+        try:
+            self._open()
+        except (MdmemError, OSError) as exc:
+            if self.lock is not None:
+                self.lock.release()
+            self._set_missing("cannot open the index", str(exc))
+            return
+        was = self.missing
+        self.missing = None
+        self.on_change(self.store_name, True)  # watch the new folder before reconciling it
+        self.busy = "reconcile"
+        rep = self._reconcile()
+        self._log.info("store_root_restored", root=str(self.root), was=was, files=rep["files"], indexed=rep["indexed"])
+
+    def _set_missing(self, reason: str, detail: str) -> None:
+        if self._st is not None:
+            self._detach("store_lock_lost", reason)
+        if self.missing != reason:  # logged once, not at every retry
+            self.missing = reason
+            self._log.error("store_reattach_failed", root=str(self.root), reason=reason, error=detail)
+
+    def _skip(self, job: str, reply: Reply | None):
+        """A detached store has nothing to index; a request that waits for it gets told why."""
+        if reply is not None and job != "root":
+            raise StoreError(f"the {self.store_name} store's root {self.root} is missing ({self.missing}); "
+                             f"create the folder again and the daemon indexes it")
+        return None
+
+    def _drain_paths(self, paths: set) -> set:
+        """Fold every queued path batch into this one (a git checkout sends hundreds)."""
+        held = []
+        while True:
+            try:
+                item = self.jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item[0] == "paths":
+                paths.update(item[1])
+            else:
+                held.append(item)
+        for item in held:
+            self.jobs.put(item)
+        return paths
+
+    def _fail_waiting(self) -> None:
+        while True:
+            try:
+                _job, _payload, reply = self.jobs.get_nowait()
+            except queue.Empty:
+                return
+            if reply:
+                reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
+
+    def _do(self, job: str, payload, reply: Reply | None):
+        if job == "root":
+            return None  # the look at the root before every job was the work
+        if job == "paths":
+            return self._index(payload)
+        if job == "reconcile":
+            return self._reconcile()
+        if job == "decay":
+            result = decay_store(self._st, self.cfg)
+            self._log.info("decay_pass", **result)
+            return result
+        if job == "cleanup":
+            result = cleanup_store(self._st)
+            self._log.info("cleanup_pass", **{k: v for k, v in result.items() if k != "store"})
+            return result
+        if job == "rebuild":
+            return self._rebuild(bool(payload), reply.progress if reply else None)
+        raise MdmemError(f"unknown job {job!r}")
+
+    def _index(self, paths: set) -> dict:
+        files = self._expand(paths)
+        done = 0
+        for i in range(0, len(files), BURST_GROUP):
+            if self.stopping.is_set():
+                raise Stopping()  # the rest is picked up by the next start's reconciliation
+            group = files[i:i + BURST_GROUP]
+            if len(group) == 1:
+                done += self._index_one(group[0])
+                continue
+            # a burst (checkout, sync, copy) embeds a group's new text in one batch: about twice the
+            # throughput of one call per note; one file that fails sends the group back one by one
+            t0 = time.perf_counter()
+            try:
+                rep = index_paths(self._st, group, self.embedder, self.cfg, warn=self._warn)
+            except (Stopping, KeyboardInterrupt):
+                raise
+            except Exception:
+                done += sum(self._index_one(path) for path in group)
+                continue
+            self._log.info("files_indexed", files=len(group), indexed=rep.indexed, removed=rep.deleted,
+                           added=rep.chunks_added, chunks_removed=rep.chunks_removed, embedded=rep.embedded,
+                           reinforced=rep.reinforced, ms=round((time.perf_counter() - t0) * 1000, 1),
+                           paths=[self._st.filter.uri_of(p) for p in group])
+            done += rep.deleted + rep.indexed
+        self.last_sync = time.time()
+        return {"files": len(files), "changed": done}
+
+    def _index_one(self, path: Path) -> int:
+        t0 = time.perf_counter()
+        rep = index_paths(self._st, [path], self.embedder, self.cfg, warn=self._warn)
+        ms = round((time.perf_counter() - t0) * 1000, 1)
+        uri = self._st.filter.uri_of(path)
+        if rep.deleted:
+            self._log.info("file_removed", path=uri, chunks=rep.chunks_removed, ms=ms)
+        elif rep.indexed:
+            self._log.info("file_indexed", path=uri, chunks=rep.chunks_added + rep.chunks_kept,
+                           added=rep.chunks_added, removed=rep.chunks_removed, embedded=rep.embedded,
+                           reinforced=rep.reinforced, ms=ms)
+        return rep.deleted + rep.indexed
+
+    def _expand(self, paths: set) -> list[Path]:
+        """Folders become the notes under them, on disk and in the index (a deleted folder has only the latter)."""
+        out: set[Path] = set()
+        known = None
+        for raw in paths:
+            p = Path(raw)
+            if p.is_dir() or not p.name.endswith(".md"):
+                if p.is_dir():
+                    for dirpath, dirnames, filenames in os.walk(p):
+                        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                        out.update(Path(dirpath) / f for f in filenames if f.endswith(".md"))
+                if known is None:
+                    known = sql.document_uris(self._st.con)
+                try:
+                    prefix = p.relative_to(self.root).as_posix() + "/"
+                except ValueError:
+                    continue
+                out.update(self.root / u for u in known if u.startswith(prefix))
+            else:
+                out.add(p)
+        return sorted(q for q in out if self._st.filter.uri_of(q) is not None)
+
+    def _reconcile(self) -> dict:
+        def check_stop(done, total):
+            if self.stopping.is_set():
+                raise Stopping()
+
+        self._st.filter.reload()
+        rep = sync_store(self._st, self.embedder, self.cfg, progress=check_stop, warn=self._warn)
+        self.last_sync = time.time()
+        fields = {k: v for k, v in asdict(rep).items() if k not in ("store", "skipped")}
+        self._log.info("reconciled", skipped=len(rep.skipped), **fields)
+        return asdict(rep)
+
+    def _rebuild(self, no_cache: bool, progress) -> dict:
+        self._st.close()  # the rebuild opens its own connections; ours would only hold old pages
+        self._st = None
+        try:
+            rep = rebuild_store(self.store_name, self.root, self.embedder, self.cfg, no_cache=no_cache,
+                                progress=progress, warn=self._warn)
+        finally:
+            self._open()
+        self.last_sync = time.time()
+        self._log.info("rebuilt", files=rep.indexed, chunks=rep.chunks_added, embedded=rep.embedded,
+                       seconds=round(rep.seconds, 3))
+        return asdict(rep)
+
+    def _warn(self, message: str) -> None:
+        self._log.warning("note_skipped", reason=message)

@@ -1,0 +1,556 @@
+"""All SQL of one index file: schema, meta, upsert by content hash, searches, counters, stats."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import numpy as np
+
+from indexer.index import db
+from indexer.errors import IndexMismatchError
+from indexer.models import Note
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+  uri TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  sha256 TEXT NOT NULL, indexed_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks(
+  id TEXT PRIMARY KEY,
+  fts_rowid INTEGER NOT NULL UNIQUE,  -- stable integer key for FTS5 (VACUUM may renumber implicit rowids)
+  uri TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+  content TEXT NOT NULL, content_hash TEXT NOT NULL, parent_dir TEXT NOT NULL,
+  type TEXT NOT NULL, section TEXT NOT NULL, importance INTEGER NOT NULL,
+  reinforcement REAL NOT NULL DEFAULT 0, access_count INTEGER NOT NULL DEFAULT 0,
+  token_count INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+  accessed_at REAL, strength REAL NOT NULL DEFAULT 1.0, evergreen INTEGER NOT NULL DEFAULT 0,
+  tags TEXT NOT NULL DEFAULT '[]');
+CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
+CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
+CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  content, uri, section, content='chunks', content_rowid='fts_rowid', tokenize='porter mdmem');
+"""
+
+_COLUMNS = ("id", "uri", "start_line", "end_line", "section", "content", "content_hash", "parent_dir",
+            "type", "importance", "reinforcement", "access_count", "token_count", "created_at",
+            "updated_at", "accessed_at", "strength", "evergreen", "tags")
+_SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
+
+
+# ---- schema and identity -------------------------------------------------------------
+
+def init_schema(con) -> None:
+    with db.transaction(con):
+        con.execute(_SCHEMA)
+        if read_meta(con).get("schema_version") is None:
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
+
+
+def read_meta(con) -> dict:
+    return {r["key"]: r["value"] for r in db.rows(con, "SELECT key, value FROM meta")}
+
+
+def write_meta(con, values: dict) -> None:
+    for key, value in values.items():
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, str(value)))
+
+
+def has_vec_table(con) -> bool:
+    return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks_vec'"))
+
+
+def create_vec_table(con, dim: int) -> None:
+    con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
+                f"id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)")
+
+
+def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Record or check what built this index; returns whether vectors may be read and written.
+
+    An index built without vectors is upgraded in place; one built with another model is
+    never mixed: searching needs `mdmem rebuild`, and a text-only embedder just skips vectors.
+    """
+    meta = read_meta(con)
+    problems = []
+    if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
+    for key, want in (("chunker", chunker), ("tokenizer", tokenizer)):
+        if meta.get(key) not in (None, want):
+            problems.append(f"{key} {meta[key]} (configured {want})")
+    stored_model = meta.get("embedder")
+    if dim and stored_model not in (None, "none", model_id):
+        problems.append(f"embedder {stored_model} (configured {model_id})")
+    if problems:
+        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    if not dim:
+        if stored_model is None:
+            with db.transaction(con):
+                write_meta(con, {"embedder": "none", "dimension": 0, "chunker": chunker, "tokenizer": tokenizer})
+        return False
+    if stored_model != model_id:
+        with db.transaction(con):
+            create_vec_table(con, dim)
+            write_meta(con, {"embedder": model_id, "dimension": dim, "chunker": chunker, "tokenizer": tokenizer})
+    return True
+
+
+# ---- documents -----------------------------------------------------------------------
+
+def get_document(con, uri: str) -> dict | None:
+    found = db.rows(con, "SELECT uri, size, mtime_ns, sha256, indexed_at FROM documents WHERE uri = ?", (uri,))
+    return found[0] if found else None
+
+
+def all_documents(con) -> dict[str, dict]:
+    return {r["uri"]: r for r in db.rows(con, "SELECT uri, size, mtime_ns, sha256, indexed_at FROM documents")}
+
+
+def put_document(con, uri: str, size: int, mtime_ns: int, sha256: str) -> None:
+    con.execute("INSERT OR REPLACE INTO documents(uri, size, mtime_ns, sha256, indexed_at) VALUES(?, ?, ?, ?, ?)",
+                (uri, size, mtime_ns, sha256, time.time()))
+
+
+# ---- chunks: writes --------------------------------------------------------------------
+
+def chunks_for_uri(con, uri: str) -> list[dict]:
+    return db.rows(con, _SELECT + ", c.fts_rowid FROM chunks c WHERE c.uri = ? ORDER BY c.start_line", (uri,))
+
+
+def vector_for_id(con, chunk_id: str) -> np.ndarray | None:
+    if not has_vec_table(con):
+        return None
+    found = db.rows(con, "SELECT embedding FROM chunks_vec WHERE id = ?", (chunk_id,))
+    return db.blob_vector(found[0]["embedding"]).copy() if found else None
+
+
+def vector_for_hash(con, content_hash: str) -> np.ndarray | None:
+    for r in db.rows(con, "SELECT id FROM chunks WHERE content_hash = ?", (content_hash,)):
+        v = vector_for_id(con, r["id"])
+        if v is not None:
+            return v
+    return None
+
+
+def _delete_chunk_row(con, row: dict, with_vec: bool) -> None:
+    con.execute("INSERT INTO chunks_fts(chunks_fts, rowid, content, uri, section) VALUES('delete', ?, ?, ?, ?)",
+                (row["fts_rowid"], row["content"], row["uri"], row["section"]))
+    con.execute("DELETE FROM chunks WHERE id = ?", (row["id"],))
+    if with_vec:
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (row["id"],))
+
+
+def _insert_chunk_row(con, row: dict) -> None:
+    next_rowid = con.execute("SELECT coalesce(max(fts_rowid), 0) + 1 FROM chunks").fetchall()[0][0]
+    con.execute(
+        "INSERT INTO chunks(id, fts_rowid, uri, start_line, end_line, content, content_hash, parent_dir, type,"
+        " section, importance, reinforcement, access_count, token_count, created_at, updated_at, accessed_at,"
+        " strength, evergreen, tags) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (row["id"], next_rowid, row["uri"], row["start_line"], row["end_line"], row["content"], row["content_hash"],
+         row["parent_dir"], row["type"], row["section"], row["importance"], row["reinforcement"],
+         row["access_count"], row["token_count"], row["created_at"], row["updated_at"], row["accessed_at"],
+         row["strength"], row["evergreen"], row["tags"]))
+    con.execute("INSERT INTO chunks_fts(rowid, content, uri, section) VALUES(?, ?, ?, ?)",
+                (next_rowid, row["content"], row["uri"], row["section"]))
+
+
+def _insert_vector(con, chunk_id: str, vec) -> None:
+    con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))  # vec0 has no UPSERT
+    con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, db.vector_blob(vec)))
+
+
+def upsert_note(con, note: Note, vectors: dict[str, np.ndarray], with_vec: bool) -> dict:
+    """Replace a file's chunks; unchanged text keeps its counters and vector even if its lines moved.
+
+    vectors maps content_hash -> embedding for text that was embedded just now. Call inside
+    a transaction. Returns counts: kept, added, removed, and the hashes that were new text.
+    """
+    now = time.time()
+    # vectors are carried and deleted whenever the table exists, even when no model is loaded,
+    # so a text-only session never leaves orphans or drops vectors of moved text
+    with_vec = has_vec_table(con)
+    old = chunks_for_uri(con, note.uri)
+    old_by_id = {r["id"]: r for r in old}
+    old_by_hash: dict[str, list[dict]] = {}
+    for r in old:
+        old_by_hash.setdefault(r["content_hash"], []).append(r)
+    claimed: set[str] = set()
+    plan = []
+    for ch in note.chunks:
+        if ch.id in old_by_id and ch.id not in claimed:
+            claimed.add(ch.id)
+            plan.append((ch, old_by_id[ch.id], "same"))
+            continue
+        twin = next((r for r in old_by_hash.get(ch.content_hash, []) if r["id"] not in claimed), None)
+        if twin is not None:
+            claimed.add(twin["id"])
+            plan.append((ch, twin, "moved"))
+        else:
+            plan.append((ch, None, "new"))
+    carried_vectors = {}
+    if with_vec:
+        for ch, prev, how in plan:
+            if how == "moved":
+                carried_vectors[ch.id] = vector_for_id(con, prev["id"])
+    for r in old:  # remove everything that is not kept verbatim; moved rows are re-inserted below
+        if not any(prev is r and how == "same" for _c, prev, how in plan):
+            _delete_chunk_row(con, r, with_vec)
+    tags = json.dumps(list(note.tags), ensure_ascii=False)
+    counts = {"kept": 0, "added": 0, "removed": 0, "new_hashes": []}
+    for ch, prev, how in plan:
+        fields = dict(
+            id=ch.id, uri=ch.uri, start_line=ch.start_line, end_line=ch.end_line, content=ch.content,
+            content_hash=ch.content_hash, parent_dir=note.parent_dir, type=note.type, section=ch.section,
+            importance=note.importance, token_count=ch.token_count, evergreen=int(note.evergreen), tags=tags)
+        if how == "same":
+            con.execute("UPDATE chunks SET type = ?, importance = ?, section = section, evergreen = ?, tags = ?,"
+                        " token_count = ? WHERE id = ?",
+                        (note.type, note.importance, int(note.evergreen), tags, ch.token_count, ch.id))
+            counts["kept"] += 1
+            if with_vec and vector_for_id(con, ch.id) is None and ch.content_hash in vectors:
+                _insert_vector(con, ch.id, vectors[ch.content_hash])
+            continue
+        if how == "moved":
+            fields.update(reinforcement=prev["reinforcement"], access_count=prev["access_count"],
+                          created_at=prev["created_at"], updated_at=now, accessed_at=prev["accessed_at"],
+                          strength=prev["strength"])
+            counts["kept"] += 1
+        else:
+            fields.update(reinforcement=0.0, access_count=0, created_at=now, updated_at=now,
+                          accessed_at=None, strength=1.0)
+            counts["added"] += 1
+            counts["new_hashes"].append(ch.content_hash)
+        _insert_chunk_row(con, fields)
+        if with_vec:
+            vec = carried_vectors.get(ch.id)
+            if vec is None:
+                vec = vectors.get(ch.content_hash)
+            if vec is not None:
+                _insert_vector(con, ch.id, vec)
+    counts["removed"] = len(old) - sum(1 for _c, prev, how in plan if prev is not None)
+    return counts
+
+
+def delete_by_uri(con, uri: str, with_vec: bool | None = None) -> int:
+    """Remove a file's chunks, vectors, FTS rows and document row; returns chunks removed."""
+    if with_vec is None:
+        with_vec = has_vec_table(con)
+    old = chunks_for_uri(con, uri)
+    for r in old:
+        _delete_chunk_row(con, r, with_vec)
+    con.execute("DELETE FROM documents WHERE uri = ?", (uri,))
+    return len(old)
+
+
+def hashes_missing_vectors(con) -> dict[str, str]:
+    """content_hash -> content of chunks that have no vector yet (indexed while no model loaded)."""
+    if not has_vec_table(con):
+        return {}
+    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
+    # runs on every sync: read ids only, and the text of just the chunks that lack a vector
+    missing = [r["id"] for r in db.rows(con, "SELECT id FROM chunks") if r["id"] not in have]
+    out = {}
+    for r in chunks_by_ids(con, missing):
+        out.setdefault(r["content_hash"], r["content"])
+    return out
+
+
+def fill_vectors(con, vectors: dict[str, np.ndarray]) -> int:
+    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
+    n = 0
+    for r in db.rows(con, "SELECT id, content_hash FROM chunks"):
+        if r["id"] not in have and r["content_hash"] in vectors:
+            _insert_vector(con, r["id"], vectors[r["content_hash"]])
+            n += 1
+    return n
+
+
+def vectors_by_hash(con) -> dict[str, np.ndarray]:
+    """Every stored vector keyed by its text's hash (for rebuilds that reuse embeddings)."""
+    if not has_vec_table(con):
+        return {}
+    out = {}
+    for r in db.rows(con, "SELECT c.content_hash AS h, v.embedding AS e FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+        out.setdefault(r["h"], db.blob_vector(r["e"]).copy())
+    return out
+
+
+def counters_by_uri_hash(con) -> list[dict]:
+    return db.rows(con, "SELECT uri, content_hash, reinforcement, access_count, accessed_at, strength, created_at"
+                        " FROM chunks WHERE reinforcement > 0 OR access_count > 0 OR strength < 1.0")
+
+
+def restore_counters(con, saved: list[dict]) -> int:
+    n = 0
+    for r in saved:
+        n += con.execute(
+            "UPDATE chunks SET reinforcement = ?, access_count = ?, accessed_at = ?, strength = ?, created_at = ?"
+            " WHERE uri = ? AND content_hash = ?",
+            (r["reinforcement"], r["access_count"], r["accessed_at"], r["strength"], r["created_at"], r["uri"],
+             r["content_hash"])).getconnection().changes()
+    return n
+
+
+# ---- searches --------------------------------------------------------------------------
+
+def _filter_sql(parent_dirs=None, under=None) -> tuple[str, list]:
+    clauses, params = [], []
+    if parent_dirs:
+        clauses.append("c.parent_dir IN (" + ", ".join("?" for _ in parent_dirs) + ")")
+        params.extend(parent_dirs)
+    if under:
+        ors = []
+        for prefix in under:
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            ors.append("c.uri LIKE ? ESCAPE '\\'")
+            params.append(escaped + "%")
+        clauses.append("(" + " OR ".join(ors) + ")")
+    return (" AND " + " AND ".join(clauses)) if clauses else "", params
+
+
+def fts_search(con, match: str, k: int, parent_dirs=None, under=None) -> list[dict]:
+    """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
+    if not match:
+        return []
+    where, params = _filter_sql(parent_dirs, under)
+    sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
+           " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
+           " ORDER BY bm25(chunks_fts, 1.0, 0.3, 0.6) LIMIT ?")
+    return db.rows(con, sql, [match, *params, k])
+
+
+def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each indexed term (FTS5 vocabulary, made per connection in temp)."""
+    if not terms:
+        return {}
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
+    out = {}
+    for i in range(0, len(terms), 500):  # under SQLite's bound-value limit
+        part = terms[i:i + 500]
+        sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
+        out.update((r["term"], r["doc"]) for r in db.rows(con, sql, part))
+    return out
+
+
+def chunk_count(con) -> int:
+    return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
+
+
+def vector_search(con, query_vec, k: int, parent_dirs=None, under=None) -> list[dict]:
+    """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
+    if not has_vec_table(con):
+        return []
+    blob = db.vector_blob(query_vec)
+    where, params = _filter_sql(parent_dirs, under)
+    if where:
+        sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
+               " JOIN chunks_vec v ON v.id = c.id WHERE 1" + where + " ORDER BY similarity DESC LIMIT ?")
+        return db.rows(con, sql, [blob, *params, k])
+    sql = ("WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) " +
+           _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+           " ORDER BY knn.distance")
+    return db.rows(con, sql, [blob, k])
+
+
+def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None) -> list[dict]:
+    """Chunks at least `threshold` cosine-similar to the vector, most similar first."""
+    found = vector_search(con, query_vec, k + 20 if exclude_uri else k)
+    return [r for r in found if r["similarity"] >= threshold and r["uri"] != exclude_uri][:k]
+
+
+def vectors_with_uri(con):
+    """Every vector as (id, uri, vector), streamed, for a pass over all of them at once."""
+    for cid, uri, blob in con.execute("SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+        yield cid, uri, db.blob_vector(blob)
+
+
+def chunk_exists(con, chunk_id: str) -> bool:
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)))
+
+
+def chunks_by_ids(con, ids: list[str]) -> list[dict]:
+    out = []
+    for i in range(0, len(ids), 500):  # stay far below SQLite's limit on bound values
+        part = list(ids[i:i + 500])
+        out += db.rows(con, _SELECT + " FROM chunks c WHERE c.id IN (" + ", ".join("?" for _ in part) + ")", part)
+    return out
+
+
+# ---- counters and stats ------------------------------------------------------------------
+
+def increment_reinforcement(con, ids: list[str], amount: float = 1.0) -> None:
+    now = time.time()
+    for i in ids:
+        con.execute("UPDATE chunks SET reinforcement = reinforcement + ?, updated_at = ? WHERE id = ?", (amount, now, i))
+
+
+def increment_access_count(con, ids: list[str]) -> None:
+    now = time.time()
+    for i in ids:
+        con.execute("UPDATE chunks SET access_count = access_count + 1, accessed_at = ?, updated_at = ? WHERE id = ?",
+                    (now, now, i))
+
+
+def get_stats(con) -> dict:
+    total = db.rows(con, "SELECT count(*) AS chunks, count(DISTINCT uri) AS files, coalesce(sum(token_count), 0) AS tokens,"
+                         " coalesce(sum(access_count), 0) AS accesses, coalesce(sum(reinforcement), 0) AS reinforcement"
+                         " FROM chunks")[0]
+    by_type = {r["type"]: r["n"] for r in db.rows(con, "SELECT type, count(*) AS n FROM chunks GROUP BY type ORDER BY type")}
+    docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
+    vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
+    return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type}
+
+
+# ---- dynamics and cleanup ------------------------------------------------------------------
+
+def dynamics_inputs(con) -> list[dict]:
+    """What the decay pass needs of every chunk."""
+    return db.rows(con, "SELECT id, created_at, accessed_at, importance, reinforcement, access_count, evergreen,"
+                        " strength FROM chunks")
+
+
+def set_strengths(con, changes: list[tuple[float, str]]) -> int:
+    """changes: (strength, chunk id) pairs; call inside a transaction."""
+    for value, chunk_id in changes:
+        con.execute("UPDATE chunks SET strength = ? WHERE id = ?", (value, chunk_id))
+    return len(changes)
+
+
+def set_chunk_times(con, uri: str, created_at: float, accessed_at: float | None) -> int:
+    """Move a note's chunks back in time (tests and benchmarks simulate old memories with it)."""
+    return con.execute("UPDATE chunks SET created_at = ?, accessed_at = ? WHERE uri = ?",
+                       (created_at, accessed_at, uri)).getconnection().changes()
+
+
+def chunk_strengths(con, uri: str) -> list[float]:
+    return [r["strength"] for r in db.rows(con, "SELECT strength FROM chunks WHERE uri = ? ORDER BY start_line", (uri,))]
+
+
+def document_uris(con) -> list[str]:
+    return [r["uri"] for r in db.rows(con, "SELECT uri FROM documents ORDER BY uri")]
+
+
+def uris_without_document(con) -> list[str]:
+    """Chunk rows whose file has no document row (left by an interrupted write or an old bug)."""
+    return [r["uri"] for r in db.rows(con, "SELECT DISTINCT c.uri AS uri FROM chunks c"
+                                           " LEFT JOIN documents d ON d.uri = c.uri WHERE d.uri IS NULL")]
+
+
+def delete_orphan_vectors(con) -> int:
+    """Vectors whose chunk is gone (including any left by a previous embedder's rows)."""
+    if not has_vec_table(con):
+        return 0
+    orphans = [r["id"] for r in db.rows(con, "SELECT v.id AS id FROM chunks_vec v LEFT JOIN chunks c ON c.id = v.id"
+                                             " WHERE c.id IS NULL")]
+    for chunk_id in orphans:
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
+    return len(orphans)
+
+
+def fts_in_step(con) -> bool:
+    """FTS5's own check that the index matches its content table (no orphan or missing rows)."""
+    try:
+        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+        return True
+    except db.Error:
+        return False
+
+
+def fts_rebuild(con) -> None:
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+
+
+def fts_optimize(con) -> None:
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+
+
+def wal_checkpoint(con) -> dict:
+    """Fold the WAL into the main file and truncate it (outside any transaction)."""
+    busy, log, done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    return {"busy": busy, "wal_pages": log, "checkpointed": done}
+
+
+# ---- verification ----
+
+def chunk_uris(con) -> set[str]:
+    return {r["uri"] for r in db.rows(con, "SELECT DISTINCT uri FROM chunks")}
+
+
+def vec_table_dimension(con) -> int | None:
+    """The dimension declared by the vector table's schema, or None without one."""
+    found = db.rows(con, "SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'")
+    if not found:
+        return None
+    match = re.search(r"float\[(\d+)\]", found[0]["sql"] or "")
+    return int(match.group(1)) if match else None
+
+
+def orphan_vector_ids(con) -> list[str]:
+    if not has_vec_table(con):
+        return []
+    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks")}
+    return sorted(r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec") if r["id"] not in have)
+
+
+def chunks_without_vector(con) -> list[dict]:
+    if not has_vec_table(con):
+        return []
+    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
+    return [r for r in db.rows(con, "SELECT id, uri FROM chunks ORDER BY uri, start_line") if r["id"] not in have]
+
+
+def vectors_of_wrong_length(con, dim: int) -> list[str]:
+    if not has_vec_table(con):
+        return []
+    return [r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec WHERE vec_length(embedding) != ?", (int(dim),))]
+
+
+def chunks_missing_fts(con) -> list[dict]:
+    """Chunks with no FTS document (the docsize shadow table holds one row per indexed rowid)."""
+    return db.rows(con, "SELECT c.id, c.uri FROM chunks c LEFT JOIN chunks_fts_docsize d ON d.id = c.fts_rowid"
+                        " WHERE d.id IS NULL ORDER BY c.uri, c.start_line")
+
+
+def fts_orphan_rowids(con) -> list[int]:
+    return [r["id"] for r in db.rows(con, "SELECT d.id FROM chunks_fts_docsize d LEFT JOIN chunks c"
+                                          " ON c.fts_rowid = d.id WHERE c.id IS NULL ORDER BY d.id")]
+
+
+def fts_integrity_problem(con) -> str | None:
+    """FTS5's own check of its index against the chunks table (rank 1: content compared too)."""
+    try:
+        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+    except db.Error as exc:
+        if isinstance(exc, db.BusyError):
+            raise
+        return str(exc)
+    return None
+
+
+def rebuild_fts(con) -> None:
+    """Re-derive the whole FTS index from the chunks table (drops orphans, restores missing rows)."""
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+
+
+def delete_vectors(con, ids: list[str]) -> None:
+    for i in ids:
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (i,))
+
+
+def delete_document(con, uri: str) -> None:
+    con.execute("DELETE FROM documents WHERE uri = ?", (uri,))
+
+
+def delete_chunk_rows(con, uri: str) -> int:
+    """Drop a file's chunk rows and vectors without touching FTS (for rows FTS no longer matches;
+    rebuild_fts must follow)."""
+    ids = [r["id"] for r in db.rows(con, "SELECT id FROM chunks WHERE uri = ?", (uri,))]
+    if has_vec_table(con):
+        delete_vectors(con, ids)
+    con.execute("DELETE FROM chunks WHERE uri = ?", (uri,))
+    return len(ids)

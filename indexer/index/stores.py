@@ -1,0 +1,81 @@
+"""The global and project stores: where each lives, opened with its index and identity checked."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.index import db
+from indexer.index import sql
+from indexer.notes.chunker import CHUNKER_VERSION
+from indexer.config import Config
+from indexer.notes.scanner import NoteFilter
+from indexer.notes.textseg import TOKENIZER_VERSION
+
+
+@dataclass
+class Store:
+    """One Markdown root and its open index connection."""
+
+    name: str  # "global" or "project"
+    root: Path
+    con: object
+    with_vec: bool
+    filter: NoteFilter = field(repr=False)
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / "index.db"
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def identity(path: Path, folder: bool = False) -> tuple[int, int] | None:
+    """(device, inode) of what the path names now (links followed); None when absent or not a folder
+    where one is wanted. A root or index file that was deleted and created again gets a new one."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if folder and not stat.S_ISDIR(st.st_mode):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
+    roots = []
+    if scope in ("all", "global"):
+        roots.append(("global", cfg.home))
+    if scope in ("all", "project") and cfg.project is not None:
+        roots.append(("project", cfg.project))
+    return roots
+
+
+def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
+               follow_symlinks: bool = False) -> Store:
+    """Open (creating if needed) a store's index and bind it to the embedder's identity."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    con = db.connect(index_path or root / "index.db")
+    try:
+        sql.init_schema(con)
+        with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+    except BaseException:
+        con.close()
+        raise
+    return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root, follow_symlinks))
+
+
+def open_stores(cfg: Config, embedder, scope: str = "all") -> list[Store]:
+    opened: list[Store] = []
+    try:
+        for name, root in store_roots(cfg, scope):
+            opened.append(open_store(name, root, embedder, follow_symlinks=cfg.follow_symlinks))
+    except BaseException:
+        for s in opened:
+            s.close()
+        raise
+    return opened

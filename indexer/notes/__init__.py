@@ -1,0 +1,1 @@
+"""Notes: reading Markdown, front matter, chunking, Chinese segmentation, appending memories, privacy."""

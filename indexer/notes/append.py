@@ -1,0 +1,265 @@
+"""Append a memory to a Markdown note: pick the note, keep it inside its root, never lose an edit."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import hashlib
+import os
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from indexer.config import Config
+from indexer.errors import InputError, NoteError
+from indexer.notes.scanner import NoteFilter
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: the compare-and-swap below still guards edits
+    fcntl = None
+
+TYPES = ("preference", "fact", "decision", "entity", "episodic")
+GLOBAL_TYPES = ("preference", "fact", "entity")
+_TITLES = {"preference": "Preferences", "fact": "Facts", "entity": "Entities"}
+ATTEMPTS = 50
+VERIFY_DELAY_S = 0.01  # an editor's rename racing ours lands within microseconds; look again after it
+
+
+@dataclass(frozen=True)
+class Target:
+    store: str  # "global" or "project"
+    root: Path
+    uri: str
+    path: Path
+    title: str
+
+
+def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str | None = None,
+                  now: datetime | None = None) -> Target:
+    """Global `user/<type>.md` for lasting facts, the project's journal for events; or --file."""
+    if type_ not in TYPES:
+        raise InputError(f"unknown type {type_!r}; choose one of {', '.join(TYPES)}")
+    now = now or datetime.now()
+    if scope not in (None, "global", "project"):
+        raise InputError(f"unknown scope {scope!r}; choose global or project")
+    wanted = scope or ("global" if type_ in GLOBAL_TYPES else "project")
+    if wanted == "project" and cfg.project is None:
+        if scope == "project":
+            raise InputError("no project store here; run inside a folder with .mdmem/ or pass --project DIR")
+        wanted = "global"  # events without a project go to the global journal
+    root = cfg.home if wanted == "global" else cfg.project
+    if file:
+        uri = safe_uri(root, file)
+        title = PurePosixPath(uri).stem.replace("-", " ").replace("_", " ").capitalize()
+    elif type_ in GLOBAL_TYPES:
+        uri, title = f"user/{type_}.md", _TITLES[type_]
+    else:
+        day = now.strftime("%Y-%m-%d")
+        uri, title = f"journal/{day}.md", f"Journal {day}"
+    return Target(store=wanted, root=Path(root), uri=uri, path=Path(root) / uri, title=title)
+
+
+def safe_uri(root: Path, file: str) -> str:
+    """A note path relative to root that cannot leave it: no absolute paths, `..` or escaping symlinks."""
+    raw = str(file).strip().replace("\\", "/")
+    if not raw:
+        raise InputError("--file is empty; give a note path inside the store, e.g. --file agent/notes.md")
+    if raw.startswith(("/", "~")) or os.path.isabs(raw) or (len(raw) > 1 and raw[1] == ":"):
+        raise InputError(f"--file {file!r} is absolute; give a path relative to the store root, e.g. agent/notes.md")
+    parts = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
+    if ".." in parts:
+        raise InputError(f"--file {file!r} leaves the store root; `..` is not allowed")
+    if any(p.startswith(".") for p in parts):
+        raise InputError(f"--file {file!r} is hidden (dot name) and would never be indexed; choose another name")
+    uri = "/".join(parts)
+    if not uri.endswith(".md"):
+        if PurePosixPath(uri).suffix:
+            raise InputError(f"--file {file!r} is not a Markdown note; use a .md name")
+        uri += ".md"
+    path = Path(root) / uri
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real_root, real]) != real_root or path.is_symlink():
+        raise InputError(f"--file {file!r} is a symlink or goes through one; give the real note's path inside the store")
+    if NoteFilter(Path(root)).uri_of(path) is None:
+        raise InputError(f"--file {file!r} is excluded from indexing (temp name or .mdmemignore); choose another name")
+    return uri
+
+
+def format_entry(text: str, type_: str, journal: bool, now: datetime | None = None, newline: str = "\n") -> str:
+    """One list item: `- 2025-01-05: text` (journal: `- 14:03: text`); later lines indented into the item."""
+    now = now or datetime.now()
+    stamp = now.strftime("%H:%M") if journal else now.strftime("%Y-%m-%d")
+    label = "**Decision:** " if type_ == "decision" else ""
+    lines = text.strip().replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    body = [f"- {stamp}: {label}{lines[0].strip()}"] + [("  " + ln.rstrip()) if ln.strip() else "" for ln in lines[1:]]
+    return newline.join(body) + newline
+
+
+# list marker, then an optional `2025-01-05:` / `14:03:` stamp and a `**Decision:**` label
+_ITEM_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?\s?(?:\d{1,2}:\d{2})?:\s+)?"
+                          r"(?:\*\*\w+:\*\*\s*)?")
+
+
+def strip_item(line: str) -> str:
+    """The memory in a line written by format_entry (or any list item), without marker or stamp."""
+    return _ITEM_PREFIX.sub("", line.strip(), count=1)
+
+
+def new_note_header(title: str, type_: str, importance: int | None) -> str:
+    front = [f"type: {type_}"] + ([f"importance: {importance}"] if importance else [])
+    return "---\n" + "\n".join(front) + "\n---\n\n" + f"# {title}\n\n"
+
+
+def compose(old: bytes | None, entry: str, header: str) -> bytes:
+    """The note with the entry appended; every existing byte kept as it was."""
+    if not old:
+        return (header + entry).encode("utf-8")
+    if old.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise NoteError("the note is UTF-16; convert it to UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`) before adding to it")
+    nl = b"\r\n" if b"\r\n" in old else b"\n"
+    data = entry.encode("utf-8")
+    if nl == b"\r\n":
+        data = data.replace(b"\n", b"\r\n")
+    sep = b"" if old.endswith(nl) else nl
+    last = (old + sep).rstrip().rsplit(nl, 1)[-1].lstrip()
+    if not last.startswith((b"- ", b"* ", b"+ ")) and not (old + sep).endswith(nl * 2):
+        sep += nl  # a blank line so the item does not run into the previous paragraph
+    return old + sep + data
+
+
+def append_entry(target: Target, entry: str, header: str) -> tuple[int, int]:
+    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds."""
+    target.path.parent.mkdir(parents=True, exist_ok=True)
+    with _note_lock(target):
+        base = expect = _read(target.path)
+        for _ in range(ATTEMPTS):
+            done, expect, base = _swap_in(target.path, compose(base, entry, header), expect, base)
+            if not done:
+                continue  # someone saved meanwhile: rebuild on top of their text
+            time.sleep(VERIFY_DELAY_S)
+            now = _read(target.path)
+            found = _locate(now, entry)
+            if found:
+                return found
+            base = expect = now  # an editor's save replaced ours right after: append again
+    raise NoteError(f"{target.uri}: the note kept changing while appending; try again when it is not being edited")
+
+
+def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
+    """Put `new` at path if it still holds `expect`.
+
+    Returns (done, what path holds now, the text to rebuild on). With an atomic exchange the
+    displaced text is in hand, so an edit saved between our read and our swap is never lost.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(new)
+            f.flush()
+            os.fsync(f.fileno())
+        if expect is None:
+            try:
+                os.link(tmp, path)  # atomic create-if-absent
+            except FileExistsError:
+                cur = _read(path)
+                return False, cur, cur
+            _fsync_dir(path.parent)
+            return True, new, new
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        try:
+            swapped = _exchange(tmp, path)
+        except FileNotFoundError:
+            return False, None, None  # the note was deleted meanwhile: create it again
+        if swapped:
+            displaced = tmp.read_bytes()  # the note as it was the instant we swapped
+            if displaced == expect:
+                _fsync_dir(path.parent)
+                return True, new, new
+            # someone saved since our read: give their text back at once (a reader must not see
+            # ours without theirs for longer than an instant), then rebuild on top of it
+            _exchange(tmp, path)
+            back = tmp.read_bytes()
+            if back != new:  # a third save landed in that instant: it is the newest, keep it
+                _exchange(tmp, path)
+                return False, back, back
+            return False, displaced, displaced
+        cur = _read(path)  # no atomic exchange here: compare, then replace
+        if cur != expect:
+            return False, cur, cur
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+        return True, new, new
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _locate(data: bytes | None, entry: str) -> tuple[int, int] | None:
+    if not data:
+        return None
+    needle = entry.encode("utf-8")
+    if b"\r\n" in data:
+        needle = needle.replace(b"\n", b"\r\n")
+    at = data.rfind(needle)
+    if at < 0:
+        return None
+    start = data[:at].count(b"\n") + 1
+    return start, start + needle.rstrip(b"\r\n").count(b"\n")
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if os.name == "posix" else None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2); False where the system cannot."""
+    if _libc_renameat2 is None:
+        return False
+    rc = _libc_renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def _note_lock(target: Target):
+    """One writer per note among mdmem processes (editors do not lock; the swap guards them)."""
+    if fcntl is None:
+        yield
+        return
+    folder = target.root / ".locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(target.uri.encode()).hexdigest()[:16] + ".lock"
+    with open(folder / name, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

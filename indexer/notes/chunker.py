@@ -1,0 +1,224 @@
+"""Split a Markdown note into heading-aware chunks with exact 1-based line ranges."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+
+from indexer.errors import NoteError
+from indexer.notes.frontmatter import split_front_matter
+from indexer.models import Chunk, Note
+from indexer.notes.textseg import count_tokens, cut_by_tokens
+
+# Bump when chunk boundaries change: stored chunk ids would no longer match.
+CHUNKER_VERSION = "md-blocks-3"
+MIN_STANDALONE_CHARS = 20
+
+_MD = MarkdownIt("commonmark").enable("table")
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=[.:])(?=\s)")
+_BLOCK_OPEN = {"paragraph_open", "fence", "code_block", "html_block", "hr", "table_open",
+               "blockquote_open", "bullet_list_open", "ordered_list_open"}
+_TYPE_BY_DIR = {"user": "preference", "journal": "episodic", "agent": "decision"}
+
+
+@dataclass
+class _Piece:
+    """A run of source lines [start, end) 0-based, or part of one line when `text` is set."""
+
+    start: int
+    end: int
+    section: str
+    is_heading: bool = False
+    text: str | None = None
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_note(text: str, uri: str, target_tokens: int = 220, max_tokens: int = 400) -> Note:
+    """Parse a note's text (already decoded) into a Note with its chunks; NoteError if it cannot be."""
+    try:
+        return _parse_note(text, uri, target_tokens, max_tokens)
+    except NoteError:
+        raise
+    except Exception as exc:  # parsing writes nothing, so a note the chunker cannot handle skips only itself
+        why = (str(exc).splitlines() or [""])[0][:200]
+        raise NoteError(f"{uri}: could not be chunked ({type(exc).__name__}: {why}); the note is left as it is "
+                        "and not indexed, please report it with the note attached") from exc
+
+
+def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Note:
+    text = normalise_newlines(text).lstrip("\ufeff")
+    fm, fm_lines = split_front_matter(text)
+    lines = text.split("\n")
+    pieces = list(_pieces(lines, fm_lines, max_tokens))
+    chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens)
+    parent_dir = uri.split("/", 1)[0] if "/" in uri else ""
+    evergreen = fm.evergreen if fm.evergreen is not None else parent_dir == "user"
+    return Note(
+        uri=uri, parent_dir=parent_dir,
+        type=fm.type or _TYPE_BY_DIR.get(parent_dir, "note"),
+        importance=fm.importance or 3, evergreen=evergreen, tags=fm.tags,
+        chunks=tuple(_unique(chunks)), warnings=(f"{uri}: {fm.problem}; indexed without it",) if fm.problem else (),
+    )
+
+
+def _unique(chunks: list[Chunk]) -> list[Chunk]:
+    """A line cut into identical parts ("ha ha ha ...") gives equal ids: one copy is enough
+    (two would break the id key). Chunks of only whitespace (e.g. NBSP) are dropped."""
+    seen: set[str] = set()
+    return [c for c in chunks if c.content.strip() and not (c.id in seen or seen.add(c.id))]
+
+
+def _pieces(lines: list[str], offset: int, max_tokens: int):
+    """Yield pieces in document order: headings, then blocks split to fit max_tokens."""
+    body = "\n".join(lines[offset:])
+    tokens = _MD.parse(body)
+    stack: list[tuple[int, str]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None:
+            i += 1
+            continue
+        start, end = tok.map[0] + offset, tok.map[1] + offset
+        if tok.type == "heading_open":
+            level = int(tok.tag[1])
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
+            yield _Piece(start, end, _crumb(stack), is_heading=True)
+        elif tok.type in _BLOCK_OPEN:
+            section = _crumb(stack)
+            items = _child_ranges(tokens, i, offset) if tok.type.endswith("list_open") else []
+            yield from _split_block(lines, start, end, section, items, max_tokens)
+        i += 1
+
+
+def _crumb(stack) -> str:
+    return " > ".join(t for _, t in stack if t)
+
+
+def _child_ranges(tokens, i, offset):
+    """Line ranges of a list's direct items, to split long lists between items."""
+    depth, out = tokens[i].level, []
+    for tok in tokens[i + 1:]:
+        if tok.level == depth and tok.nesting == -1:
+            break
+        if tok.type == "list_item_open" and tok.level == depth + 1 and tok.map:
+            out.append((tok.map[0] + offset, tok.map[1] + offset))
+    return out
+
+
+def _split_block(lines, start, end, section, items, max_tokens):
+    if count_tokens("\n".join(lines[start:end])) <= max_tokens:
+        yield _Piece(start, end, section)
+        return
+    # Prefer list items, then single lines, then sentences inside one long line.
+    ranges = items or [(n, n + 1) for n in range(start, end)]
+    for s, e in ranges:
+        if e - s > 1 and count_tokens("\n".join(lines[s:e])) > max_tokens:
+            yield from _split_block(lines, s, e, section, [], max_tokens)
+        elif e - s == 1 and count_tokens(lines[s]) > max_tokens:
+            for part in _split_line(lines[s], max_tokens):
+                yield _Piece(s, s + 1, section, text=part)
+        elif "".join(lines[s:e]).strip():
+            yield _Piece(s, e, section)
+
+
+def _split_line(line: str, max_tokens: int) -> list[str]:
+    """Split one long line at sentence ends (then hard) into parts of at most max_tokens."""
+    sentences = [s for s in _SENTENCE_END.split(line) if s]
+    # counts are kept running: re-counting the growing text made a 1 MB line take a minute
+    parts, cur, cur_tokens = [], "", 0
+    for sent in sentences:
+        n = count_tokens(sent)
+        if n > max_tokens:  # a "sentence" with no end mark at all: cut it between tokens
+            if cur:
+                parts.append(cur)
+                cur, cur_tokens = "", 0
+            *whole, sent = cut_by_tokens(sent, max_tokens)
+            parts.extend(whole)
+            n = count_tokens(sent)
+        if cur and cur_tokens + n > max_tokens:
+            parts.append(cur)
+            cur, cur_tokens = "", 0
+        cur += sent
+        cur_tokens += n
+    if cur:
+        parts.append(cur)
+    return [p for p in parts if p.strip()] or [line]
+
+
+def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, limit: int) -> list[Chunk]:
+    """Merge pieces up to `target` tokens; a heading starts a chunk and never ends one.
+
+    A block ending in a colon introduces the next one ("two causes:" + the list), so the
+    two stay together up to `limit` tokens.
+    """
+    groups: list[list[_Piece]] = []
+    cur: list[_Piece] = []
+    cur_tokens = 0
+    for p in pieces:
+        ptoks = count_tokens(_piece_text(p, lines))
+        has_body = any(not q.is_heading for q in cur)
+        partial_switch = cur and (p.text is not None or cur[-1].text is not None) and (
+            p.text is None or cur[-1].text is None or p.start != cur[-1].start)
+        introduces = cur and cur[-1].text is None and _piece_text(cur[-1], lines).rstrip().endswith((":", "："))
+        over = cur_tokens + ptoks > (limit if introduces else target)
+        if cur and has_body and (p.is_heading or over or partial_switch):
+            groups.append(cur)
+            cur, cur_tokens = [], 0
+        cur.append(p)
+        cur_tokens += ptoks
+    if cur:
+        groups.append(cur)
+    groups = _absorb_small(groups, lines, limit)
+    return [_make_chunk(g, lines, uri) for g in groups]
+
+
+def _absorb_small(groups, lines, limit):
+    """Blocks under MIN_STANDALONE_CHARS join the previous chunk instead of standing alone,
+    up to `limit` tokens (else 10k tiny sections would make one giant chunk)."""
+    out: list[list[_Piece]] = []
+    sizes: list[int] = []
+    for g in groups:
+        text = "".join(_piece_text(p, lines) for p in g if not p.is_heading).strip()
+        size = sum(count_tokens(_piece_text(p, lines)) for p in g)
+        if (out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None
+                and sizes[-1] + size <= limit):
+            out[-1] = out[-1] + g
+            sizes[-1] += size
+        else:
+            out.append(g)
+            sizes.append(size)
+    return out
+
+
+def _piece_text(p: _Piece, lines) -> str:
+    return p.text if p.text is not None else "\n".join(lines[p.start:p.end])
+
+
+def _make_chunk(group: list[_Piece], lines, uri) -> Chunk:
+    first, last = group[0], group[-1]
+    partial = [p for p in group if p.text is not None]
+    if first.text is not None:
+        content = "".join(p.text for p in group)
+    elif partial:  # heading lines followed by the first part of a long line
+        content = "\n".join(lines[first.start:partial[0].start]) + "".join(p.text for p in partial)
+    else:
+        content = "\n".join(lines[first.start:last.end]).rstrip()
+    body = next((p for p in group if not p.is_heading), first)
+    return Chunk(uri=uri, start_line=first.start + 1, end_line=_last_line(first, last, lines),
+                 content=content, section=body.section, token_count=count_tokens(content))
+
+
+def _last_line(first, last, lines) -> int:
+    if first.text is not None or last.text is not None:
+        return last.start + 1
+    end = last.end
+    while end - 1 > first.start and not lines[end - 1].strip():
+        end -= 1  # markdown-it maps can include trailing blank lines
+    return end

@@ -1,0 +1,76 @@
+"""Health checks behind `mdmem doctor`: extension, FTS5, model, store paths, index identity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from indexer.index import db
+from indexer.index import sql
+from indexer.notes.chunker import CHUNKER_VERSION
+from indexer.config import Config
+from indexer.embedder import load_embedder
+from indexer.errors import MdmemError
+from indexer.index.stores import store_roots
+from indexer.notes.textseg import TOKENIZER_VERSION
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def run_checks(cfg: Config) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        con = db.connect(":memory:")
+        version = con.execute("SELECT vec_version()").fetchall()[0][0]
+        checks.append(Check("sqlite-vec", True, f"loaded {version}, SQLite {db.sqlite_version()}"))
+        checks.append(Check("fts5", db.fts5_available(con), "FTS5 with the mdmem tokenizer"
+                            if db.fts5_available(con) else "this SQLite lacks FTS5; reinstall apsw"))
+        con.close()
+    except MdmemError as exc:
+        checks.append(Check("sqlite-vec", False, str(exc)))
+    try:
+        emb = load_embedder(cfg, fallback=False)
+        emb.embed_query("测试 test")
+        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions"))
+    except MdmemError as exc:
+        emb = None
+        checks.append(Check("embedder", False, str(exc)))
+    for name, root in store_roots(cfg):
+        checks.extend(_store_checks(name, root, emb))
+    if cfg.project is None:
+        checks.append(Check("project", True, "no project store (no .mdmem/ above the working directory)"))
+    return checks
+
+
+def _store_checks(name: str, root, emb) -> list[Check]:
+    path = root / "index.db"
+    if not root.exists():
+        return [Check(f"{name} store", True, f"{root} does not exist yet; `mdmem index` creates it")]
+    if not path.exists():
+        return [Check(f"{name} store", True, f"{root}: not indexed yet; run `mdmem index`")]
+    try:
+        con = db.connect(path, readonly=True)
+    except MdmemError as exc:
+        return [Check(f"{name} store", False, str(exc))]
+    try:
+        meta = sql.read_meta(con)
+        problems = [r for r in db.quick_check(con) if r != "ok"]
+        stats = sql.get_stats(con)
+    except db.Error as exc:
+        return [Check(f"{name} store", False, f"{path}: {exc}; run `mdmem rebuild --scope {name}`")]
+    finally:
+        con.close()
+    out = [Check(f"{name} store", not problems,
+                 f"{path}: {stats['files']} files, {stats['chunks']} chunks, {stats['vectors']} vectors"
+                 if not problems else f"{path}: integrity check failed ({problems[0]}); run `mdmem rebuild --scope {name}`")]
+    want = {"chunker": CHUNKER_VERSION, "tokenizer": TOKENIZER_VERSION}
+    if emb is not None and emb.dim:
+        want["embedder"] = emb.model_id
+    wrong = [f"{k} {meta.get(k)} (configured {v})" for k, v in want.items() if meta.get(k) not in (v, None, "none")]
+    out.append(Check(f"{name} identity", not wrong, "; ".join(wrong) + "; run `mdmem rebuild`" if wrong
+                     else f"embedder {meta.get('embedder')}, chunker {meta.get('chunker')}, tokenizer {meta.get('tokenizer')}"))
+    return out

@@ -1,0 +1,108 @@
+"""Rebuild a store's index from its Markdown into a new file, then swap it in atomically."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from indexer.index import db
+from indexer.index import sql
+from indexer.config import Config
+from indexer.errors import MdmemError, StoreError
+from indexer.index.stores import Store, open_store
+from indexer.ops.sync import SyncReport, sync_store
+
+
+def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool = False,
+                  progress=None, warn=None) -> SyncReport:
+    """Index every note into a shadow file; readers of the live index see the old one until the swap.
+
+    Vectors of unchanged text are reused from the live index when it was built by the same
+    model (unless no_cache), and access / reinforcement counters are carried over.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    live_path = root / "index.db"
+    shadow_path = root / f"index.db.rebuild-{os.getpid()}"
+    _remove_stale_shadows(root)
+    _remove_db_files(shadow_path)
+    cache, saved = {}, []
+    live = _open_live(live_path)
+    if live is not None:
+        try:
+            meta = sql.read_meta(live)
+            if not no_cache and meta.get("embedder") == embedder.model_id:
+                cache = sql.vectors_by_hash(live)
+            saved = sql.counters_by_uri_hash(live)
+        except db.Error:
+            cache, saved = {}, []  # an unreadable old index only costs re-embedding
+    shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
+    try:
+        report = sync_store(shadow, embedder, cfg, progress=progress, warn=warn, reinforce=False, cache=cache)
+        with db.transaction(shadow.con):
+            sql.restore_counters(shadow.con, saved)
+        shadow.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _swap_in(shadow, live, live_path)
+    finally:
+        shadow.close()
+        if live is not None:
+            live.close()
+        _remove_db_files(shadow_path)
+    return report
+
+
+def _open_live(path: Path):
+    if not path.exists():
+        return None
+    try:
+        con = db.connect(path)
+        sql.read_meta(con)
+        return con
+    except (MdmemError, db.Error):
+        return None
+
+
+def _swap_in(shadow: Store, live, live_path: Path) -> None:
+    if live is not None:
+        try:
+            db.backup_into(live, shadow.con)  # page copy under the write lock: readers never see half
+            return
+        except db.Error as exc:
+            if not db.is_corrupt(exc):
+                raise StoreError(f"cannot replace {live_path} ({exc}); stop other mdmem writers and retry `mdmem rebuild`") from exc
+    # no usable live index (missing or corrupt): keep the broken one aside and move the new file in
+    if live_path.exists():
+        aside = live_path.with_name(f"index.db.corrupt-{int(time.time())}")
+        os.replace(live_path, aside)
+    for suffix in ("-wal", "-shm"):
+        Path(str(live_path) + suffix).unlink(missing_ok=True)
+    fresh = db.connect(live_path)
+    try:
+        db.backup_into(fresh, shadow.con)
+    finally:
+        fresh.close()
+
+
+def _remove_stale_shadows(root: Path) -> None:
+    """Shadow files of rebuilds that were killed would otherwise pile up, one per dead process."""
+    for path in root.glob("index.db.rebuild-*"):
+        match = re.fullmatch(r"index\.db\.rebuild-(\d+)", path.name)
+        if match and not _alive(int(match.group(1))):
+            _remove_db_files(path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(path) + suffix).unlink(missing_ok=True)

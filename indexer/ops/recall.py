@@ -1,0 +1,138 @@
+"""`recall`: the prompt-ready memory block, with weak-query fallbacks and silent degradation."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+from indexer.index import db
+from indexer.errors import MdmemError
+from indexer.ops.search import bump_access
+from indexer.notes.append import strip_item
+
+HEADER = "Relevant long-term memory:"
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
+_FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
+
+
+def recall(mem, query: str, context: str | None = None, limit: int | None = None, max_chars: int | None = None,
+           scope: str = "all") -> dict:
+    """Best memories for a query as one text block within max_chars; never raises on a broken index.
+
+    Tiers: the raw query; if its best cosine is weak, the recent conversation prepended; then the
+    configured rewrite command. The strongest tier's hits are used.
+    """
+    cfg = mem.cfg
+    limit = limit or cfg.recall_limit
+    max_chars = max_chars or cfg.recall_max_chars
+    out = {"text": "", "memories": [], "tier": "none", "query": query}
+    if not isinstance(query, str) or not query.strip():
+        return out
+    try:
+        tiers = [("query", query)]
+        best = _run(mem, query, limit, scope)
+        tail = context_tail(context or "", cfg.recall_context_turns, cfg.recall_context_chars)
+        if _weak(best[1], cfg) and tail:
+            q = f"{tail}\n{query}"
+            best = max(best, _run(mem, q, limit, scope), key=lambda r: r[1])
+            tiers.append(("context", q))
+        if _weak(best[1], cfg) and cfg.recall_rewrite_command:
+            rewritten = _rewrite(cfg, query, tail, mem._warn)
+            if rewritten:
+                best = max(best, _run(mem, rewritten, limit, scope), key=lambda r: r[1])
+                tiers.append(("rewrite", rewritten))
+    except (MdmemError, db.Error, OSError) as exc:
+        mem._warn(f"recall unavailable ({exc}); answering without long-term memory")
+        return out
+    hits, strength, used = best
+    if _weak(strength, cfg):
+        # nothing close in meaning: keep only memories that share words with the query
+        hits = [h for h in hits if not h.explain or h.explain.get("bm25") is not None]
+    tier = next(name for name, q in tiers if q == used)
+    memories = render_memories(hits, max_chars)
+    shown = {m["id"] for m in memories}
+    try:
+        bump_access(mem.stores(scope), [h for h in hits if h.id in shown])  # handed to a caller: an access
+    except (MdmemError, db.Error):
+        pass
+    text = "\n".join([HEADER] + [m["line"] for m in memories]) if memories else ""
+    return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}
+
+
+def _run(mem, q: str, limit: int, scope: str):
+    """(hits, strength, query): strength is the best absolute cosine, or 1.0/0.0 without vectors."""
+    hits = mem.search(q, scope=scope, limit=limit, explain=True, bump=False)
+    cosines = [h.explain.get("cosine") for h in hits if h.explain and h.explain.get("cosine") is not None]
+    strength = max(cosines) if cosines else (1.0 if hits else 0.0)
+    return hits, float(strength), q
+
+
+def _weak(strength: float, cfg) -> bool:
+    return strength < cfg.recall_weak_cosine
+
+
+def context_tail(context: str, turns: int, max_chars: int) -> str:
+    """The last turns of a conversation (JSON messages or one turn per line), capped at max_chars."""
+    context = context.strip()
+    if not context:
+        return ""
+    try:
+        data = json.loads(context)
+        items = data.get("messages", data) if isinstance(data, dict) else data
+        lines = [f"{m.get('role', '')}: {m.get('content', '')}".strip(": ") if isinstance(m, dict) else str(m)
+                 for m in items]
+    except (ValueError, TypeError, AttributeError):
+        lines = [ln for ln in context.splitlines() if ln.strip()]
+    text = "\n".join(" ".join(str(ln).split()) for ln in lines[-turns:] if str(ln).strip())
+    return text[-max_chars:]
+
+
+def _rewrite(cfg, query: str, tail: str, warn) -> str:
+    """Third tier: a user's command (e.g. a small LLM) turns the query into a better one."""
+    payload = query if not tail else f"{query}\n\n{tail}"
+    try:
+        done = subprocess.run(cfg.recall_rewrite_command, shell=True, input=payload, capture_output=True,
+                              text=True, timeout=cfg.recall_rewrite_timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        warn(f"recall_rewrite_command failed ({exc.__class__.__name__}); fix it in config.toml")
+        return ""
+    if done.returncode != 0:
+        warn(f"recall_rewrite_command exited {done.returncode}; fix it in config.toml")
+        return ""
+    return done.stdout.strip()[:2000]
+
+
+def memory_text(content: str) -> str:
+    """A chunk's text on one line: front matter and heading lines dropped when there is other text."""
+    content = _FRONT.sub("", content.replace("\r\n", "\n"))
+    body = [strip_item(ln) for ln in content.split("\n") if ln.strip() and not _HEADING_LINE.match(ln)]
+    return " ".join("; ".join(body or content.split("\n")).split())
+
+
+def render_memories(hits, max_chars: int) -> list[dict]:
+    """Best first, no duplicate (same text or overlapping lines), lines fitting within max_chars."""
+    used = len(HEADER)
+    seen_text: set[str] = set()
+    spans: list[tuple[str, str, int, int]] = []
+    out = []
+    for h in hits:
+        text = memory_text(h.content)
+        key = text.casefold()
+        if not text or key in seen_text:
+            continue
+        if any(s == h.store and u == h.uri and a <= h.end_line and h.start_line <= b for s, u, a, b in spans):
+            continue
+        source = f" (source: {h.uri}#L{h.start_line}-L{h.end_line})"
+        room = max_chars - used - 1 - len("- ") - len(source)
+        if room < 40:
+            break
+        if len(text) > room:
+            text = text[:room - 1].rstrip() + "…"
+        line = f"- {text}{source}"
+        used += 1 + len(line)
+        seen_text.add(key)
+        spans.append((h.store, h.uri, h.start_line, h.end_line))
+        out.append({"line": line, "text": text, "uri": h.uri, "start_line": h.start_line, "end_line": h.end_line,
+                    "store": h.store, "score": round(h.score, 6), "id": h.id})
+    return out

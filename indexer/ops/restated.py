@@ -1,0 +1,134 @@
+"""Which existing chunk a newly indexed chunk restates: one KNN query per chunk, or for bulk syncs one matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from indexer.index import db
+from indexer.index import sql
+
+BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
+MARGIN = 0.01  # float16 cosines are within about 0.002 of the exact ones; candidates are re-checked exactly
+CANDIDATES = 8  # nearest rows kept per new text before the exact check
+BLOCK = 4096  # matrix rows compared at a time: float32 copy, cosines, their negation and argpartition's
+# int64 indices come to about 24 MB per step (96 MB at 16,384 rows)
+QUERY_BLOCK = 256  # new texts compared at a time: a batch of long notes can hold thousands
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return m / np.where(norms == 0, 1, norms)
+
+
+class RestatementFinder:
+    """Answers "which chunk, of another note, is at least `threshold` cosine-similar to this new text".
+
+    A KNN query scans every vector, so checking each new text of a 50,000-chunk cold build that
+    way is quadratic (about 25 minutes of the build). Once a sync has enough new text, the store's
+    vectors are read once into a float16 matrix (1 KB per chunk) that grows with what the sync
+    adds; each batch of new texts is then compared with it in one product, and the candidates are
+    confirmed against the index (row still there, exact cosine) before one is reinforced.
+    """
+
+    def __init__(self, con, threshold: float):
+        self.con, self.threshold = con, threshold
+        self._mat: np.ndarray | None = None
+        self._n = 0
+        self._ids: list[str] = []
+        self._uris: list[str] = []
+        self._near: dict[str, list[tuple[float, int]]] = {}  # content hash -> (cosine, matrix row), nearest first
+        self._pending: list[tuple[str, str, np.ndarray]] = []  # written in this batch, not yet in the matrix
+
+    @property
+    def loaded(self) -> bool:
+        return self._mat is not None
+
+    def start_batch(self, fresh: dict[str, np.ndarray]) -> None:
+        """Called with a batch's new texts (hash -> vector) before its notes are written."""
+        self._flush()
+        self._near = {}
+        if not fresh or (self._mat is None and len(fresh) < BULK):
+            return  # a later batch may hold only text the store already had: nothing to compare
+        if self._mat is None:
+            self._load(len(next(iter(fresh.values()))))
+        if self._n == 0:
+            return
+        hashes = list(fresh)
+        q_all = _unit(np.stack([fresh[h] for h in hashes]).astype(np.float32))
+        k = min(CANDIDATES, self._n)
+        # blocks of both sides bound the extra memory, whatever the batch and store sizes
+        for qi in range(0, len(hashes), QUERY_BLOCK):
+            q = q_all[qi:qi + QUERY_BLOCK]
+            best_sims = np.full((len(q), k), -np.inf, dtype=np.float32)
+            best_rows = np.zeros((len(q), k), dtype=np.int64)
+            for i in range(0, self._n, BLOCK):
+                sims = q @ self._mat[i:min(i + BLOCK, self._n)].astype(np.float32).T
+                kk = min(k, sims.shape[1])
+                part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
+                cand_sims = np.concatenate([best_sims, np.take_along_axis(sims, part, axis=1)], axis=1)
+                cand_rows = np.concatenate([best_rows, part + i], axis=1)
+                keep = np.argpartition(-cand_sims, k - 1, axis=1)[:, :k]
+                best_sims = np.take_along_axis(cand_sims, keep, axis=1)
+                best_rows = np.take_along_axis(cand_rows, keep, axis=1)
+            for row, h in enumerate(hashes[qi:qi + QUERY_BLOCK]):
+                near = sorted(zip(best_sims[row].tolist(), best_rows[row].tolist()), reverse=True)
+                self._near[h] = [(sim, j) for sim, j in near if sim >= self.threshold - MARGIN]
+
+    def most_similar(self, vec: np.ndarray, content_hash: str, exclude_uri: str) -> str | None:
+        """The id of the chunk this new text restates, or None; its own note never counts."""
+        if self._mat is None:
+            found = sql.find_similar(self.con, vec, self.threshold, k=3, exclude_uri=exclude_uri)
+            return found[0]["id"] if found else None
+        v = _unit(np.asarray(vec, dtype=np.float32)[None, :])[0]
+        best, best_sim = None, self.threshold
+        for sim, j in self._near.get(content_hash, []):  # nearest first: the first that holds wins
+            cid = self._ids[j]
+            if self._uris[j] == exclude_uri or not sql.chunk_exists(self.con, cid):
+                continue  # its own note, or a row replaced or removed since the matrix was read
+            if sim < self.threshold + MARGIN:  # too close to call in float16: ask the index
+                exact = sql.vector_for_id(self.con, cid)
+                sim = float(v @ _unit(exact[None, :])[0]) if exact is not None else -1.0
+            if sim >= self.threshold:
+                best, best_sim = cid, sim
+                break
+        for cid, uri, w in self._pending:  # notes written earlier in this batch
+            if uri != exclude_uri:
+                sim = float(v @ w)
+                if sim > best_sim or (best is None and sim >= best_sim):
+                    best, best_sim = cid, sim
+        return best
+
+    def written(self, note, vectors: dict[str, np.ndarray]) -> None:
+        """A note's chunks are in the index now: later notes may restate them."""
+        if self._mat is None:
+            return
+        for ch in note.chunks:
+            v = vectors.get(ch.content_hash)
+            if v is not None:
+                self._pending.append((ch.id, ch.uri, _unit(np.asarray(v, dtype=np.float32)[None, :])[0]))
+
+    def _load(self, dim: int) -> None:
+        self._mat = np.zeros((1024, dim), dtype=np.float16)
+        self._ids, self._uris, self._n = [], [], 0
+        for cid, uri, vec in sql.vectors_with_uri(self.con):
+            if len(vec) == dim:  # a vector of another length is verify's to report, not ours to compare
+                self._pending.append((cid, uri, vec))
+            if len(self._pending) >= BLOCK:
+                self._flush()
+        self._flush()
+
+    def _flush(self) -> None:
+        """Move what was written (or read) into the matrix, in one normalised block."""
+        if self._mat is None or not self._pending:
+            self._pending = []
+            return
+        need = self._n + len(self._pending)
+        if need > len(self._mat):
+            grown = np.zeros((2 * need, self._mat.shape[1]), dtype=np.float16)
+            grown[:self._n] = self._mat[:self._n]
+            self._mat = grown
+        self._mat[self._n:need] = _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32))
+        self._ids += [c for c, _u, _w in self._pending]
+        self._uris += [u for _c, u, _w in self._pending]
+        self._n = need
+        self._pending = []

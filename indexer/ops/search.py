@@ -1,0 +1,177 @@
+"""Hybrid search over one or more stores: candidates per store, fusion, dynamics, one ranking."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from indexer.index import db
+from indexer.ops import feedback
+from indexer.ops import fusion
+from indexer.index import sql
+from indexer.config import Config
+from indexer.errors import InputError
+from indexer.models import Hit
+from indexer.index.stores import Store
+from indexer.notes.textseg import fts_match_expression, has_han, match_any
+
+MAX_QUERY_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    mode: str
+    limit: int
+    under: tuple[str, ...] = ()
+    min_score: float = 0.0
+    explain: bool = False
+
+
+def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
+               min_score: float | None = None, explain: bool = False) -> Query:
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
+    mode = mode or cfg.mode
+    if mode not in ("hybrid", "fts", "vector"):
+        raise InputError(f"unknown mode {mode!r}; choose hybrid, fts or vector")
+    limit = cfg.limit if limit is None else _whole_number(limit)
+    if limit is None or limit <= 0:
+        raise InputError("limit must be a positive whole number; e.g. --limit 10")
+    min_score = cfg.min_score if min_score is None else min_score
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
+        raise InputError(f"min score must be a finite number, not {min_score!r}; e.g. --min-score 0.2")
+    under = [under] if isinstance(under, str) else under or ()
+    if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
+        raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
+    under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
+    return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
+                 min_score=float(min_score), explain=explain)
+
+
+def _whole_number(value) -> int | None:
+    """An int from what a caller sent (JSON may give 5, 5.0 or "5"); None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def _valid_text(text: str) -> str:
+    """Lone surrogates (undecodable bytes in argv) cannot reach SQLite or a model: make them U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True) -> list[Hit]:
+    """Run one query over the stores and return one merged ranking (access counters bumped)."""
+    want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0
+    qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
+    match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or qvec is None else ""
+    pool = max(cfg.candidates, q.limit * 2)
+    # feedback is part of the weighted hybrid ranking it was measured in, not of plain full text
+    fb = (cfg.feedback_docs, cfg.feedback_terms) if (
+        q.mode == "hybrid" and qvec is not None and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
+    cands: dict[tuple, fusion.Candidate] = {}
+    expanded: dict[str, tuple[str, ...]] = {}
+    for st in stores:
+        expanded[st.name] = _collect(st, q, match, qvec, pool, cands, fb)
+    mode = q.mode if qvec is not None or q.mode == "fts" else "fts"  # no vectors: degrade to full text
+    listed = list(cands.values())
+    if mode == "fts":
+        scored = fusion.fts_only(listed)
+    elif mode == "vector":
+        scored = fusion.vector_only(listed)
+    elif cfg.fusion == "rrf":
+        scored = fusion.rrf(listed, cfg.rrf_k)
+    else:
+        w = cfg.vector_weight_han if has_han(q.text) else cfg.vector_weight
+        scored = fusion.weighted(listed, w, cfg.feedback_weight if fb else 0.0)
+    hits = []
+    for key, parts in scored.items():
+        c = cands[key]
+        mult = dynamics_multiplier(c.row, cfg.decay_floor)
+        score = parts["score"] * mult
+        if score < q.min_score or score <= 0:
+            continue
+        explain = None
+        if q.explain:
+            explain = {"mode": mode, **{k: round(v, 6) for k, v in parts.items() if k != "score"},
+                       "bm25": c.bm25, "cosine": c.similarity, "fts_rank": c.fts_rank, "vector_rank": c.vec_rank,
+                       "feedback_bm25": c.bm25_feedback, "feedback_words": list(expanded.get(key[0], ())),
+                       "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
+        hits.append(_hit(c, key[0], score, explain))
+    hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
+    hits = hits[:q.limit]
+    if bump:
+        bump_access(stores, hits)
+    return hits
+
+
+def dynamics_multiplier(row: dict, floor: float) -> float:
+    strength = 1.0 if row["evergreen"] else max(0.0, min(1.0, row["strength"]))
+    return floor + (1.0 - floor) * strength
+
+
+def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=None) -> tuple[str, ...]:
+    """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
+    words: tuple[str, ...] = ()
+    if match:
+        found = sql.fts_search(st.con, match, pool, under=q.under)
+        for rank, r in enumerate(found, 1):
+            c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+            c.bm25, c.fts_rank = r["bm25"], rank
+        if fb and fb[0] > 0 and fb[1] > 0 and found:
+            words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
+    if qvec is not None and st.with_vec:
+        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under), 1):
+            c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+            c.similarity, c.vec_rank = r["similarity"], rank
+        # full-text candidates the KNN pool missed still get their true cosine
+        for (name, cid), c in cands.items():
+            if name == st.name and c.similarity is None:
+                v = sql.vector_for_id(st.con, cid)
+                if v is not None:
+                    c.similarity = float(v @ qvec)
+    return words
+
+
+def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict) -> tuple[str, ...]:
+    """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
+    exp = feedback.expansion_terms(
+        db.index_terms(st.con, q.text), [db.index_terms(st.con, r["content"]) for r in top],
+        lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
+    if not exp.words:
+        return ()
+    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under):
+        c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+        c.bm25_feedback = r["bm25"]
+    return exp.words
+
+
+def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:
+    r = c.row
+    return Hit(id=r["id"], uri=r["uri"], start_line=r["start_line"], end_line=r["end_line"], section=r["section"],
+               content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
+               reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain)
+
+
+def bump_access(stores: list[Store], hits: list[Hit]) -> None:
+    """Count each returned hit; never make a reader wait long behind a busy writer."""
+    by_store = {}
+    for h in hits:
+        by_store.setdefault(h.store, []).append(h.id)
+    for st in stores:
+        ids = by_store.get(st.name)
+        if not ids:
+            continue
+        st.con.set_busy_timeout(250)
+        try:
+            with db.transaction(st.con):
+                sql.increment_access_count(st.con, ids)
+        except db.BusyError:
+            pass  # a long write holds the lock; losing one count beats blocking the search
+        finally:
+            st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)

@@ -1,0 +1,218 @@
+"""Bring one store's index in step with its Markdown: stat, hash, chunk, embed new text, write."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from indexer.index import db
+from indexer.index import sql
+from indexer.notes.chunker import parse_note
+from indexer.config import Config
+from indexer.errors import NoteError
+from indexer.models import Note
+from indexer.ops.restated import RestatementFinder
+from indexer.notes.scanner import decode_note, read_note
+from indexer.index.stores import Store
+
+FILES_PER_BATCH = 32  # parse this many changed files, embed their new text together, then write
+
+
+@dataclass
+class SyncReport:
+    store: str
+    files: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks_added: int = 0
+    chunks_kept: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0
+    reinforced: int = 0
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, other: "SyncReport") -> None:
+        for name in ("files", "indexed", "unchanged", "deleted", "chunks_added", "chunks_kept", "chunks_removed",
+                     "embedded", "reinforced"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped.extend(other.skipped)
+
+    def skip(self, message: str, warn=None) -> None:
+        """Record a note left out, or its part left out, and tell the user at once when asked to."""
+        self.skipped.append(message)
+        if warn:
+            warn(message)
+
+
+@dataclass
+class _Pending:
+    uri: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    note: Note | None  # None: only the stat changed, the text did not
+
+
+def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinforce: bool = True,
+               cache: dict | None = None) -> SyncReport:
+    """Incremental sync of a whole store: new, changed and deleted files only."""
+    t0 = time.perf_counter()
+    report = SyncReport(store=st.name)
+    known = sql.all_documents(st.con)
+    notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn)))
+    # one finder for the whole sync: a big first build reads the vectors once, not once per new text
+    finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
+    report.files = len(notes)
+    seen = set()
+    batch: list[tuple[str, Path]] = []
+    for i, (uri, path) in enumerate(notes):
+        seen.add(uri)
+        batch.append((uri, path))
+        if len(batch) >= FILES_PER_BATCH or i == len(notes) - 1:
+            index_files(st, batch, embedder, cfg, report, known, warn, reinforce, cache, finder)
+            batch = []
+        if progress:
+            progress(i + 1, len(notes))
+    for uri in sorted(set(known) - seen):
+        remove_file(st, uri, report)
+    _fill_missing_vectors(st, embedder, report)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, reinforce: bool = True) -> SyncReport:
+    """Index (or drop) specific paths, e.g. from watcher events or after `add`."""
+    t0 = time.perf_counter()
+    report = SyncReport(store=st.name)
+    present = []
+    for path in paths:
+        uri = st.filter.uri_of(path)
+        if uri is None:
+            why = st.filter.why_skipped(path)
+            if why and Path(path).is_file():
+                report.skip(why, warn)
+            continue
+        if Path(path).is_file() and st.filter.admits(path):
+            present.append((uri, Path(path)))
+        elif sql.get_document(st.con, uri) is not None or sql.chunks_for_uri(st.con, uri):
+            remove_file(st, uri, report)
+    report.files = len(present)
+    known = {uri: sql.get_document(st.con, uri) for uri, _ in present}
+    index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def remove_file(st: Store, uri: str, report: SyncReport) -> None:
+    with db.transaction(st.con):
+        report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
+    report.deleted += 1
+
+
+def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, known: dict, warn, reinforce: bool,
+                cache: dict | None = None, finder: RestatementFinder | None = None) -> None:
+    pending: list[_Pending] = []
+    for uri, path in batch:
+        try:
+            item = _read_changed(uri, path, known.get(uri), cfg)
+        except NoteError as exc:
+            report.skip(str(exc), warn)
+            continue
+        if item is None:
+            report.unchanged += 1
+        else:
+            pending.append(item)
+    if not pending:
+        return
+    vectors, fresh = _embed_new_text(st, [p.note for p in pending if p.note], embedder, cache)
+    report.embedded += len(fresh)
+    if reinforce and st.with_vec:
+        finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
+        finder.start_batch({h: vectors[h] for h in fresh})
+    for p in pending:
+        with db.transaction(st.con):
+            if p.note is not None:
+                counts = sql.upsert_note(st.con, p.note, vectors, st.with_vec)
+                report.chunks_added += counts["added"]
+                report.chunks_kept += counts["kept"]
+                report.chunks_removed += counts["removed"]
+                if reinforce and st.with_vec:
+                    report.reinforced += _reinforce_restated(st, p.note, counts["new_hashes"], fresh, vectors, finder)
+                    finder.written(p.note, vectors)
+                for w in p.note.warnings:
+                    report.skip(w, warn)
+            sql.put_document(st.con, p.uri, p.size, p.mtime_ns, p.sha256)
+        report.indexed += p.note is not None
+
+
+def _read_changed(uri: str, path: Path, doc: dict | None, cfg: Config) -> _Pending | None:
+    """None when the file is unchanged: same size and mtime, or same bytes."""
+    try:
+        st0 = path.stat()
+    except OSError as exc:
+        raise NoteError(f"{uri}: cannot stat ({exc.strerror or exc})") from exc
+    if doc and doc["size"] == st0.st_size and doc["mtime_ns"] == st0.st_mtime_ns:
+        return None
+    data, st1 = read_note(path, uri)
+    sha = hashlib.sha256(data).hexdigest()
+    if doc and doc["sha256"] == sha:
+        return _Pending(uri, st1.st_size, st1.st_mtime_ns, sha, None)
+    note = parse_note(decode_note(data, uri), uri, cfg.chunk_target_tokens, cfg.chunk_max_tokens)
+    return _Pending(uri, st1.st_size, st1.st_mtime_ns, sha, note)
+
+
+def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None = None) -> tuple[dict[str, np.ndarray], set[str]]:
+    """Vectors for every chunk hash of these notes: reused from the store, else embedded now."""
+    if not st.with_vec:
+        return {}, set()
+    vectors: dict[str, np.ndarray] = {}
+    todo: dict[str, str] = {}
+    for note in notes:
+        for ch in note.chunks:
+            if ch.content_hash in vectors or ch.content_hash in todo:
+                continue
+            v = cache.get(ch.content_hash) if cache else None
+            if v is None:
+                v = sql.vector_for_hash(st.con, ch.content_hash)
+            if v is not None:
+                vectors[ch.content_hash] = v
+            else:
+                todo[ch.content_hash] = ch.content
+    if todo:
+        embedded = embedder.embed_documents(list(todo.values()))
+        vectors.update(zip(todo.keys(), embedded))
+    return vectors, set(todo)
+
+
+def _reinforce_restated(st: Store, note: Note, new_hashes: list[str], fresh: set[str], vectors,
+                        finder: RestatementFinder) -> int:
+    """A memory stated again elsewhere strengthens the existing one (once per new text)."""
+    bumped = 0
+    for h in new_hashes:
+        if h not in fresh:
+            continue  # text already known to the store is not a restatement
+        fresh.discard(h)
+        similar = finder.most_similar(vectors[h], h, note.uri)
+        if similar:
+            sql.increment_reinforcement(st.con, [similar])
+            bumped += 1
+    return bumped
+
+
+def _fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
+    """Chunks indexed while no model could load get their vectors once one can."""
+    if not st.with_vec:
+        return
+    missing = sql.hashes_missing_vectors(st.con)
+    if not missing:
+        return
+    vecs = embedder.embed_documents(list(missing.values()))
+    with db.transaction(st.con):
+        sql.fill_vectors(st.con, dict(zip(missing.keys(), vecs)))
+    report.embedded += len(missing)

