@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
@@ -10,9 +9,8 @@ import numpy as np
 
 from indexer.index import db
 from indexer.errors import IndexMismatchError
-from indexer.models import Note
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: kind and memory_date (one row per memory)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -28,18 +26,28 @@ CREATE TABLE IF NOT EXISTS chunks(
   reinforcement REAL NOT NULL DEFAULT 0, access_count INTEGER NOT NULL DEFAULT 0,
   token_count INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
   accessed_at REAL, strength REAL NOT NULL DEFAULT 1.0, evergreen INTEGER NOT NULL DEFAULT 0,
-  tags TEXT NOT NULL DEFAULT '[]');
-CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+  tags TEXT NOT NULL DEFAULT '[]', kind TEXT NOT NULL DEFAULT 'section', memory_date TEXT);
+
 CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
 CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
-CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   content, uri, section, content='chunks', content_rowid='fts_rowid', tokenize='porter mdmem');
 """
 
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
+CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
+CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
+CREATE INDEX IF NOT EXISTS chunks_memory_date ON chunks(memory_date);
+"""
+# schema 1 -> 2 in place; the chunker version changed with it, so `mdmem rebuild` then re-chunks the notes
+_MIGRATE_1_2 = ("ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'section'",
+                "ALTER TABLE chunks ADD COLUMN memory_date TEXT")
+
 _COLUMNS = ("id", "uri", "start_line", "end_line", "section", "content", "content_hash", "parent_dir",
             "type", "importance", "reinforcement", "access_count", "token_count", "created_at",
-            "updated_at", "accessed_at", "strength", "evergreen", "tags")
+            "updated_at", "accessed_at", "strength", "evergreen", "tags", "kind", "memory_date")
 _SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 
 
@@ -48,7 +56,13 @@ _SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 def init_schema(con) -> None:
     with db.transaction(con):
         con.execute(_SCHEMA)
-        if read_meta(con).get("schema_version") is None:
+        version = read_meta(con).get("schema_version")
+        if version == "1":
+            for statement in _MIGRATE_1_2:
+                con.execute(statement)
+            version = None
+        con.execute(_INDEXES)
+        if version is None:
             con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
 
 
@@ -145,95 +159,66 @@ def _delete_chunk_row(con, row: dict, with_vec: bool) -> None:
         con.execute("DELETE FROM chunks_vec WHERE id = ?", (row["id"],))
 
 
-def _insert_chunk_row(con, row: dict) -> None:
+def insert_chunk(con, row: dict) -> None:
+    """One chunk row and its FTS row (call inside a transaction)."""
     next_rowid = con.execute("SELECT coalesce(max(fts_rowid), 0) + 1 FROM chunks").fetchall()[0][0]
     con.execute(
         "INSERT INTO chunks(id, fts_rowid, uri, start_line, end_line, content, content_hash, parent_dir, type,"
         " section, importance, reinforcement, access_count, token_count, created_at, updated_at, accessed_at,"
-        " strength, evergreen, tags) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " strength, evergreen, tags, kind, memory_date)"
+        " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (row["id"], next_rowid, row["uri"], row["start_line"], row["end_line"], row["content"], row["content_hash"],
          row["parent_dir"], row["type"], row["section"], row["importance"], row["reinforcement"],
          row["access_count"], row["token_count"], row["created_at"], row["updated_at"], row["accessed_at"],
-         row["strength"], row["evergreen"], row["tags"]))
+         row["strength"], row["evergreen"], row["tags"], row["kind"], row["memory_date"]))
     con.execute("INSERT INTO chunks_fts(rowid, content, uri, section) VALUES(?, ?, ?, ?)",
                 (next_rowid, row["content"], row["uri"], row["section"]))
 
 
-def _insert_vector(con, chunk_id: str, vec) -> None:
+def delete_chunk(con, row: dict, with_vec: bool) -> None:
+    """A chunk row (as chunks_for_uri gives it) with its FTS row and vector."""
+    _delete_chunk_row(con, row, with_vec)
+
+
+def put_vector(con, chunk_id: str, vec) -> None:
     con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))  # vec0 has no UPSERT
     con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, db.vector_blob(vec)))
 
 
-def upsert_note(con, note: Note, vectors: dict[str, np.ndarray], with_vec: bool) -> dict:
-    """Replace a file's chunks; unchanged text keeps its counters and vector even if its lines moved.
-
-    vectors maps content_hash -> embedding for text that was embedded just now. Call inside
-    a transaction. Returns counts: kept, added, removed, and the hashes that were new text.
-    """
-    now = time.time()
-    # vectors are carried and deleted whenever the table exists, even when no model is loaded,
-    # so a text-only session never leaves orphans or drops vectors of moved text
-    with_vec = has_vec_table(con)
-    old = chunks_for_uri(con, note.uri)
-    old_by_id = {r["id"]: r for r in old}
-    old_by_hash: dict[str, list[dict]] = {}
-    for r in old:
-        old_by_hash.setdefault(r["content_hash"], []).append(r)
-    claimed: set[str] = set()
-    plan = []
-    for ch in note.chunks:
-        if ch.id in old_by_id and ch.id not in claimed:
-            claimed.add(ch.id)
-            plan.append((ch, old_by_id[ch.id], "same"))
-            continue
-        twin = next((r for r in old_by_hash.get(ch.content_hash, []) if r["id"] not in claimed), None)
-        if twin is not None:
-            claimed.add(twin["id"])
-            plan.append((ch, twin, "moved"))
-        else:
-            plan.append((ch, None, "new"))
-    carried_vectors = {}
+def move_chunk(con, old_id: str, new_id: str, start_line: int, end_line: int, with_vec: bool) -> None:
+    """Unchanged text whose lines moved: new id and lines; counters, FTS row and vector stay."""
+    con.execute("UPDATE chunks SET id = ?, start_line = ?, end_line = ?, updated_at = ? WHERE id = ?",
+                (new_id, start_line, end_line, time.time(), old_id))
     if with_vec:
-        for ch, prev, how in plan:
-            if how == "moved":
-                carried_vectors[ch.id] = vector_for_id(con, prev["id"])
-    for r in old:  # remove everything that is not kept verbatim; moved rows are re-inserted below
-        if not any(prev is r and how == "same" for _c, prev, how in plan):
-            _delete_chunk_row(con, r, with_vec)
-    tags = json.dumps(list(note.tags), ensure_ascii=False)
-    counts = {"kept": 0, "added": 0, "removed": 0, "new_hashes": []}
-    for ch, prev, how in plan:
-        fields = dict(
-            id=ch.id, uri=ch.uri, start_line=ch.start_line, end_line=ch.end_line, content=ch.content,
-            content_hash=ch.content_hash, parent_dir=note.parent_dir, type=note.type, section=ch.section,
-            importance=note.importance, token_count=ch.token_count, evergreen=int(note.evergreen), tags=tags)
-        if how == "same":
-            con.execute("UPDATE chunks SET type = ?, importance = ?, section = section, evergreen = ?, tags = ?,"
-                        " token_count = ? WHERE id = ?",
-                        (note.type, note.importance, int(note.evergreen), tags, ch.token_count, ch.id))
-            counts["kept"] += 1
-            if with_vec and vector_for_id(con, ch.id) is None and ch.content_hash in vectors:
-                _insert_vector(con, ch.id, vectors[ch.content_hash])
-            continue
-        if how == "moved":
-            fields.update(reinforcement=prev["reinforcement"], access_count=prev["access_count"],
-                          created_at=prev["created_at"], updated_at=now, accessed_at=prev["accessed_at"],
-                          strength=prev["strength"])
-            counts["kept"] += 1
-        else:
-            fields.update(reinforcement=0.0, access_count=0, created_at=now, updated_at=now,
-                          accessed_at=None, strength=1.0)
-            counts["added"] += 1
-            counts["new_hashes"].append(ch.content_hash)
-        _insert_chunk_row(con, fields)
-        if with_vec:
-            vec = carried_vectors.get(ch.id)
-            if vec is None:
-                vec = vectors.get(ch.content_hash)
-            if vec is not None:
-                _insert_vector(con, ch.id, vec)
-    counts["removed"] = len(old) - sum(1 for _c, prev, how in plan if prev is not None)
-    return counts
+        vec = vector_for_id(con, old_id)
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (old_id,))
+        if vec is not None:
+            put_vector(con, new_id, vec)
+
+
+_META_FIELDS = ("type", "importance", "evergreen", "tags", "token_count", "kind", "memory_date")
+
+
+def update_chunk_meta(con, chunk_id: str, fields: dict) -> None:
+    """What a note's front matter or an item's inline marks say, for a row whose text is unchanged."""
+    con.execute("UPDATE chunks SET " + ", ".join(f"{k} = ?" for k in _META_FIELDS) + " WHERE id = ?",
+                [fields[k] for k in _META_FIELDS] + [chunk_id])
+
+
+def meta_differs(row: dict, fields: dict) -> bool:
+    return any(row[k] != fields[k] for k in _META_FIELDS)
+
+
+def set_counters(con, chunk_id: str, counters: dict) -> None:
+    """Give a row the counters of the memory it continues (moved in from another note)."""
+    con.execute("UPDATE chunks SET reinforcement = ?, access_count = ?, accessed_at = ?, strength = ?,"
+                " created_at = ? WHERE id = ?",
+                (counters["reinforcement"], counters["access_count"], counters["accessed_at"],
+                 counters["strength"], counters["created_at"], chunk_id))
+
+
+def hashes_for_uri(con, uri: str) -> set[str]:
+    return {r["h"] for r in db.rows(con, "SELECT content_hash AS h FROM chunks WHERE uri = ?", (uri,))}
 
 
 def delete_by_uri(con, uri: str, with_vec: bool | None = None) -> int:
@@ -265,7 +250,7 @@ def fill_vectors(con, vectors: dict[str, np.ndarray]) -> int:
     n = 0
     for r in db.rows(con, "SELECT id, content_hash FROM chunks"):
         if r["id"] not in have and r["content_hash"] in vectors:
-            _insert_vector(con, r["id"], vectors[r["content_hash"]])
+            put_vector(con, r["id"], vectors[r["content_hash"]])
             n += 1
     return n
 

@@ -10,10 +10,11 @@ from markdown_it import MarkdownIt
 from indexer.errors import NoteError
 from indexer.notes.frontmatter import split_front_matter
 from indexer.models import Chunk, Note
+from indexer.notes.memory_items import is_memory_note, item_meta, journal_day
 from indexer.notes.textseg import count_tokens, cut_by_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-3"
+CHUNKER_VERSION = "md-blocks-4-items"
 MIN_STANDALONE_CHARS = 20
 
 _MD = MarkdownIt("commonmark").enable("table")
@@ -32,6 +33,7 @@ class _Piece:
     section: str
     is_heading: bool = False
     text: str | None = None
+    record: bool = False  # one memory: a top-level list item of a memory note, never merged
 
 
 def normalise_newlines(text: str) -> str:
@@ -54,8 +56,12 @@ def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Not
     text = normalise_newlines(text).lstrip("\ufeff")
     fm, fm_lines = split_front_matter(text)
     lines = text.split("\n")
-    pieces = list(_pieces(lines, fm_lines, max_tokens))
-    chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens)
+    tokens = _MD.parse("\n".join(lines[fm_lines:]))
+    day = journal_day(uri, _title(tokens))
+    items = [lines[s] for s, _e in _top_level_items(tokens, fm_lines)]
+    memory = is_memory_note(fm.type, items, day)
+    pieces = list(_pieces(tokens, lines, fm_lines, max_tokens, memory))
+    chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens, day or fm.date)
     parent_dir = uri.split("/", 1)[0] if "/" in uri else ""
     evergreen = fm.evergreen if fm.evergreen is not None else parent_dir == "user"
     return Note(
@@ -73,10 +79,25 @@ def _unique(chunks: list[Chunk]) -> list[Chunk]:
     return [c for c in chunks if c.content.strip() and not (c.id in seen or seen.add(c.id))]
 
 
-def _pieces(lines: list[str], offset: int, max_tokens: int):
-    """Yield pieces in document order: headings, then blocks split to fit max_tokens."""
-    body = "\n".join(lines[offset:])
-    tokens = _MD.parse(body)
+def _title(tokens) -> str | None:
+    for i, tok in enumerate(tokens[:-1]):
+        if tok.type == "heading_open" and tok.level == 0:
+            return tokens[i + 1].content
+    return None
+
+
+def _top_level_items(tokens, offset: int) -> list[tuple[int, int]]:
+    """Line ranges [start, end) of the items of every list at the top of the note."""
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok.level == 0 and tok.type.endswith("list_open"):
+            out += _child_ranges(tokens, i, offset)
+    return out
+
+
+def _pieces(tokens, lines: list[str], offset: int, max_tokens: int, memory: bool):
+    """Yield pieces in document order: headings, then blocks split to fit max_tokens; in a memory
+    note each top-level list item is a record of its own."""
     stack: list[tuple[int, str]] = []
     i = 0
     while i < len(tokens):
@@ -93,7 +114,10 @@ def _pieces(lines: list[str], offset: int, max_tokens: int):
         elif tok.type in _BLOCK_OPEN:
             section = _crumb(stack)
             items = _child_ranges(tokens, i, offset) if tok.type.endswith("list_open") else []
-            yield from _split_block(lines, start, end, section, items, max_tokens)
+            if memory and items:
+                yield from _records(lines, items, section, max_tokens)
+            else:
+                yield from _split_block(lines, start, end, section, items, max_tokens)
         i += 1
 
 
@@ -110,6 +134,16 @@ def _child_ranges(tokens, i, offset):
         if tok.type == "list_item_open" and tok.level == depth + 1 and tok.map:
             out.append((tok.map[0] + offset, tok.map[1] + offset))
     return out
+
+
+def _records(lines, items, section, max_tokens):
+    """One record per list item with its continuation lines and sub-items (a long one in parts)."""
+    for s, e in items:
+        while e - 1 > s and not lines[e - 1].strip():
+            e -= 1  # a loose list's blank line belongs to no item
+        for p in _split_block(lines, s, e, section, [], max_tokens):
+            p.record = True
+            yield p
 
 
 def _split_block(lines, start, end, section, items, max_tokens):
@@ -152,16 +186,24 @@ def _split_line(line: str, max_tokens: int) -> list[str]:
     return [p for p in parts if p.strip()] or [line]
 
 
-def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, limit: int) -> list[Chunk]:
+def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, limit: int,
+              day: str | None) -> list[Chunk]:
     """Merge pieces up to `target` tokens; a heading starts a chunk and never ends one.
 
     A block ending in a colon introduces the next one ("two causes:" + the list), so the
-    two stay together up to `limit` tokens.
+    two stay together up to `limit` tokens. A record stands alone; the headings above it
+    live on in its section.
     """
     groups: list[list[_Piece]] = []
     cur: list[_Piece] = []
     cur_tokens = 0
     for p in pieces:
+        if p.record:
+            if any(not q.is_heading for q in cur):
+                groups.append(cur)
+            groups.append([p])
+            cur, cur_tokens = [], 0
+            continue
         ptoks = count_tokens(_piece_text(p, lines))
         has_body = any(not q.is_heading for q in cur)
         partial_switch = cur and (p.text is not None or cur[-1].text is not None) and (
@@ -176,7 +218,7 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
     if cur:
         groups.append(cur)
     groups = _absorb_small(groups, lines, limit)
-    return [_make_chunk(g, lines, uri) for g in groups]
+    return [_make_chunk(g, lines, uri, day) for g in groups]
 
 
 def _absorb_small(groups, lines, limit):
@@ -188,7 +230,7 @@ def _absorb_small(groups, lines, limit):
         text = "".join(_piece_text(p, lines) for p in g if not p.is_heading).strip()
         size = sum(count_tokens(_piece_text(p, lines)) for p in g)
         if (out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None
-                and sizes[-1] + size <= limit):
+                and not g[0].record and not out[-1][0].record and sizes[-1] + size <= limit):
             out[-1] = out[-1] + g
             sizes[-1] += size
         else:
@@ -201,7 +243,7 @@ def _piece_text(p: _Piece, lines) -> str:
     return p.text if p.text is not None else "\n".join(lines[p.start:p.end])
 
 
-def _make_chunk(group: list[_Piece], lines, uri) -> Chunk:
+def _make_chunk(group: list[_Piece], lines, uri, day: str | None) -> Chunk:
     first, last = group[0], group[-1]
     partial = [p for p in group if p.text is not None]
     if first.text is not None:
@@ -211,8 +253,12 @@ def _make_chunk(group: list[_Piece], lines, uri) -> Chunk:
     else:
         content = "\n".join(lines[first.start:last.end]).rstrip()
     body = next((p for p in group if not p.is_heading), first)
+    extra = {"date": day}
+    if first.record:
+        meta = item_meta(content, day)
+        extra = {"kind": "memory", "date": meta.date, "tags": meta.tags, "importance": meta.importance}
     return Chunk(uri=uri, start_line=first.start + 1, end_line=_last_line(first, last, lines),
-                 content=content, section=body.section, token_count=count_tokens(content))
+                 content=content, section=body.section, token_count=count_tokens(content), **extra)
 
 
 def _last_line(first, last, lines) -> int:

@@ -15,6 +15,7 @@ from indexer.notes.chunker import parse_note
 from indexer.config import Config
 from indexer.errors import NoteError
 from indexer.models import Note
+from indexer.ops.continuity import Released, write_note
 from indexer.ops.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
@@ -111,8 +112,18 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
 
 def remove_file(st: Store, uri: str, report: SyncReport) -> None:
     with db.transaction(st.con):
+        rows = sql.chunks_for_uri(st.con, uri)
         report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
+        for r in rows:  # a memory moved to another note takes its counters along
+            released(st).release(st.con, r)
     report.deleted += 1
+
+
+def released(st: Store) -> Released:
+    """The store's pool of counters of rows removed lately (lives as long as the open store)."""
+    if st.released is None:
+        st.released = Released()
+    return st.released
 
 
 def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, known: dict, warn, reinforce: bool,
@@ -138,7 +149,7 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
     for p in pending:
         with db.transaction(st.con):
             if p.note is not None:
-                counts = sql.upsert_note(st.con, p.note, vectors, st.with_vec)
+                counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, released(st))
                 report.chunks_added += counts["added"]
                 report.chunks_kept += counts["kept"]
                 report.chunks_removed += counts["removed"]
@@ -174,8 +185,11 @@ def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None =
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
     for note in notes:
+        # text this note already holds keeps its row and vector: one edit in a 10,000-memory note
+        # must not look up 10,000 vectors
+        have = sql.hashes_for_uri(st.con, note.uri)
         for ch in note.chunks:
-            if ch.content_hash in vectors or ch.content_hash in todo:
+            if ch.content_hash in vectors or ch.content_hash in todo or ch.content_hash in have:
                 continue
             v = cache.get(ch.content_hash) if cache else None
             if v is None:

@@ -1,0 +1,177 @@
+"""Which stored row each new chunk of a note continues, so counters survive edits, moves and reorders."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from indexer.index import sql
+from indexer.models import Chunk, Note
+
+RELEASE_SECONDS = 120.0  # a memory cut from one note and pasted into another within this keeps its counters
+MAX_RELEASED = 10_000
+_COUNTERS = ("reinforcement", "access_count", "accessed_at", "strength", "created_at")
+
+
+@dataclass
+class Step:
+    """One chunk of the new note and the old row it continues.
+
+    how: "same" (row kept as it is), "moved" (same text, other lines), "edited" (a memory's text
+    changed in place or to a close paraphrase: counters carried, new vector), "new".
+    """
+
+    chunk: Chunk
+    prev: dict | None
+    how: str
+
+
+@dataclass
+class Released:
+    """Counters of rows removed lately, by text hash: a memory that reappears in another note takes them."""
+
+    rows: dict[str, tuple[float, dict]] = field(default_factory=dict)
+    added: dict[str, tuple[float, str]] = field(default_factory=dict)  # hash -> (when, id) of fresh rows
+
+    def _expire(self, now: float) -> None:
+        for book in (self.rows, self.added):
+            for h in [h for h, (t, _v) in book.items() if now - t > RELEASE_SECONDS or len(book) > MAX_RELEASED]:
+                del book[h]
+
+    def release(self, con, row: dict) -> None:
+        """A row is gone from its note: hand its counters to a fresh copy elsewhere, or keep them a while."""
+        now = time.time()
+        self._expire(now)
+        if not (row["reinforcement"] or row["access_count"]):
+            return
+        counters = {k: row[k] for k in _COUNTERS}
+        fresh = self.added.pop(row["content_hash"], None)
+        if fresh is not None and sql.chunk_exists(con, fresh[1]):
+            sql.set_counters(con, fresh[1], counters)
+        else:
+            self.rows[row["content_hash"]] = (now, counters)
+
+    def claim(self, content_hash: str, chunk_id: str) -> dict | None:
+        """Counters of a just-removed row with this text; else remember the fresh row for a later removal."""
+        now = time.time()
+        self._expire(now)
+        found = self.rows.pop(content_hash, None)
+        if found is None:
+            self.added[content_hash] = (now, chunk_id)
+            return None
+        return found[1]
+
+
+def plan(note: Note, old: list[dict], new_vectors: dict[str, np.ndarray], old_vector, threshold: float) -> list[Step]:
+    """Match each chunk to an old row of the same note: same id, then same text (lines moved),
+    then for memories the one at the same line or the most similar one (>= threshold)."""
+    by_id = {r["id"]: r for r in old}
+    by_hash: dict[str, list[dict]] = {}
+    for r in old:
+        by_hash.setdefault(r["content_hash"], []).append(r)
+    claimed: set[str] = set()
+    steps: list[Step] = []
+    for ch in note.chunks:
+        prev, how = by_id.get(ch.id), "same"
+        if prev is None or prev["id"] in claimed:
+            prev = next((r for r in by_hash.get(ch.content_hash, []) if r["id"] not in claimed), None)
+            how = "moved"
+        if prev is not None:
+            claimed.add(prev["id"])
+        steps.append(Step(ch, prev, how if prev is not None else "new"))
+    _match_edited(steps, [r for r in old if r["id"] not in claimed and r["kind"] == "memory"], new_vectors,
+                  old_vector, threshold)
+    return steps
+
+
+def _match_edited(steps: list[Step], loose: list[dict], new_vectors, old_vector, threshold: float) -> None:
+    """A new memory continues an unclaimed old one at its first line, else the closest in meaning."""
+    todo = [s for s in steps if s.how == "new" and s.chunk.kind == "memory"]
+    if not todo or not loose:
+        return
+    at_line = {r["start_line"]: r for r in loose}
+    for s in todo:
+        r = at_line.pop(s.chunk.start_line, None)
+        if r is not None:
+            s.prev, s.how = r, "edited"
+            loose.remove(r)
+    todo = [s for s in todo if s.how == "new" and s.chunk.content_hash in new_vectors]
+    if not todo or not loose:
+        return
+    old_vecs = [(r, old_vector(r["id"])) for r in loose]
+    old_vecs = [(r, v) for r, v in old_vecs if v is not None]
+    if not old_vecs:
+        return
+    matrix = np.stack([v for _r, v in old_vecs])
+    sims = np.stack([new_vectors[s.chunk.content_hash] for s in todo]) @ matrix.T
+    taken: set[int] = set()
+    for i in np.argsort(-sims.max(axis=1)):  # the clearest pairs first
+        order = [j for j in np.argsort(-sims[i]) if j not in taken]
+        if order and sims[i, order[0]] >= threshold:
+            taken.add(order[0])
+            todo[i].prev, todo[i].how = old_vecs[order[0]][0], "edited"
+
+
+def write_note(con, note: Note, vectors: dict[str, np.ndarray], threshold: float, mtime_ns: int,
+               released: Released | None = None) -> dict:
+    """Replace a file's rows with the note's chunks (call inside a transaction).
+
+    Returns counts: kept, added, removed, and the hashes that are new text in this note.
+    """
+    now = time.time()
+    with_vec = sql.has_vec_table(con)  # carried even when no model is loaded: never orphan or drop vectors
+    old = sql.chunks_for_uri(con, note.uri)
+    steps = plan(note, old, vectors, lambda cid: sql.vector_for_id(con, cid) if with_vec else None, threshold)
+    kept = {id(s.prev) for s in steps if s.how in ("same", "moved")}
+    for r in old:
+        if id(r) not in kept:
+            sql.delete_chunk(con, r, with_vec)
+            if released is not None and not any(s.prev is r for s in steps):
+                released.release(con, r)
+    mtime_day = datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
+    counts = {"kept": 0, "added": 0, "removed": 0, "new_hashes": []}
+    for s in steps:
+        ch, prev = s.chunk, s.prev
+        fields = _fields(note, ch, mtime_day)
+        if s.how in ("same", "moved"):
+            if s.how == "moved" and prev["section"] != ch.section:
+                sql.delete_chunk(con, prev, with_vec)  # the FTS row holds the section: write it anew
+                sql.insert_chunk(con, {**fields, **{k: prev[k] for k in _COUNTERS}, "updated_at": now})
+                _vector(con, with_vec, ch, vectors)
+            elif s.how == "moved":
+                sql.move_chunk(con, prev["id"], ch.id, ch.start_line, ch.end_line, with_vec)
+            if sql.meta_differs(prev, fields):
+                sql.update_chunk_meta(con, ch.id, fields)
+            counts["kept"] += 1
+            continue
+        carried = {k: prev[k] for k in _COUNTERS} if prev is not None else None
+        if carried is None and released is not None:
+            carried = released.claim(ch.content_hash, ch.id)
+        fresh = dict(reinforcement=0.0, access_count=0, created_at=now, accessed_at=None, strength=1.0)
+        sql.insert_chunk(con, {**fields, **(carried or fresh), "updated_at": now})
+        _vector(con, with_vec, ch, vectors)
+        counts["added"] += 1
+        counts["new_hashes"].append(ch.content_hash)
+    counts["removed"] = len(old) - sum(1 for s in steps if s.prev is not None)
+    return counts
+
+
+def _vector(con, with_vec: bool, ch: Chunk, vectors) -> None:
+    vec = vectors.get(ch.content_hash) if with_vec else None
+    if vec is None and with_vec:
+        vec = sql.vector_for_hash(con, ch.content_hash)
+    if vec is not None:
+        sql.put_vector(con, ch.id, vec)
+
+
+def _fields(note: Note, ch: Chunk, mtime_day: str) -> dict:
+    tags = list(dict.fromkeys([*note.tags, *ch.tags]))
+    return dict(id=ch.id, uri=ch.uri, start_line=ch.start_line, end_line=ch.end_line, content=ch.content,
+                content_hash=ch.content_hash, parent_dir=note.parent_dir, type=note.type, section=ch.section,
+                importance=ch.importance or note.importance, token_count=ch.token_count,
+                evergreen=int(note.evergreen), tags=json.dumps(tags, ensure_ascii=False), kind=ch.kind,
+                memory_date=ch.date or mtime_day)
