@@ -83,9 +83,12 @@ class Memory:
         return reports
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
-               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True) -> list[Hit]:
-        """One merged ranking over the chosen stores; every returned hit counts as an access."""
-        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain)
+               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
+               since=None, until=None) -> list[Hit]:
+        """One merged ranking over the chosen stores; every returned hit counts as an access.
+        since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them."""
+        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
+                       since=since, until=until)
         return search(self.stores(scope), self.embedder, self.cfg, q, bump=bump)
 
     def stats(self, scope: str = "all") -> dict:
@@ -131,10 +134,16 @@ class Memory:
         return add_memory(self, text, type_=type, importance=importance, scope=scope, file=file, redact=redact)
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
-               max_chars: int | None = None, scope: str = "all") -> dict:
+               max_chars: int | None = None, scope: str = "all", since=None, until=None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
         from indexer.ops.recall import recall
-        return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope)
+        return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope, since=since,
+                      until=until)
+
+    def recent(self, limit: int = 10, scope: str = "all") -> list[Hit]:
+        """The newest memories by their own date."""
+        from indexer.ops.recent import recent
+        return recent(self.stores(scope), limit)
 
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list:

@@ -11,6 +11,7 @@ from indexer.cli.common import CliContext, pass_ctx, warn
 from indexer.cli.daemon import backend
 from indexer.errors import MdmemError
 from indexer.notes.append import TYPES
+from indexer.ops.timespan import bounds
 
 
 @click.command()
@@ -42,14 +43,17 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json):
 @click.option("--limit", "-n", type=int, help="Memories considered (default 8).")
 @click.option("--max-chars", type=int, help="Size budget of the block (default 1500).")
 @click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
+@click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
-def recall(c: CliContext, query, context, limit, max_chars, scope, as_json):
+def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
+    bounds(since, until)  # a mistyped bound is the caller's to fix, not a silent empty block
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
-                         scope=scope)
+                         scope=scope, since=since, until=until)
     except MdmemError as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return  # an agent's turn must never fail because memory is down

@@ -12,6 +12,7 @@ except ImportError:
     from mcp.server.fastmcp.resources import FileResource
 
 from indexer.errors import MdmemError
+from indexer.ops.timespan import bounds
 
 MAX_NOTE_RESOURCES = 2000  # beyond this, listing resources costs clients more than it helps
 
@@ -24,17 +25,33 @@ def build_server(mem) -> FastMCP:
         "preference, fact or decision (never secrets)."))
 
     @server.tool()
-    def memory_search(query: str, limit: int = 5, scope: str = "all", mode: str | None = None) -> list[dict]:
-        """Hybrid (keyword + meaning) search over the notes; each hit has uri, lines, content, score."""
+    def memory_search(query: str, limit: int = 5, scope: str = "all", mode: str | None = None,
+                      since: str | None = None, until: str | None = None) -> list[dict]:
+        """Hybrid (keyword + meaning) search over the notes; each hit has uri, lines, content, score, date.
+        since/until keep memories dated within them: "2026-03-01", or an age such as "7d", "2w", "3m"."""
         try:
-            return [h.to_dict() for h in mem.search(query, mode=mode, scope=scope, limit=limit)]
+            return [h.to_dict() for h in mem.search(query, mode=mode, scope=scope, limit=limit, since=since,
+                                                    until=until)]
         except MdmemError as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    def memory_recall(query: str, context: str = "", max_chars: int = 1500) -> str:
-        """A prompt-ready block of the memories relevant to the query ('' when none)."""
-        return mem.recall(query, context=context or None, max_chars=max_chars)["text"]
+    def memory_recall(query: str, context: str = "", max_chars: int = 1500, since: str | None = None,
+                      until: str | None = None) -> str:
+        """A prompt-ready block of the memories relevant to the query ('' when none); since/until as in search."""
+        try:
+            bounds(since, until)
+        except MdmemError as exc:
+            raise ToolError(str(exc)) from None
+        return mem.recall(query, context=context or None, max_chars=max_chars, since=since, until=until)["text"]
+
+    @server.tool()
+    def memory_recent(limit: int = 10, scope: str = "all") -> list[dict]:
+        """The newest memories by their own date, newest first."""
+        try:
+            return [h.to_dict() for h in mem.recent(limit=limit, scope=scope)]
+        except MdmemError as exc:
+            raise ToolError(str(exc)) from None
 
     @server.tool()
     def memory_add(text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,

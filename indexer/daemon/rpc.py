@@ -22,7 +22,7 @@ from indexer.ops.sync import SyncReport
 
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 # Memory methods a reader may run; names missing on Memory (e.g. before `recall` exists) are simply absent
-READER_METHODS = ("search", "stats", "recall", "add")
+READER_METHODS = ("search", "stats", "recall", "add", "recent")
 WRITER_JOBS = ("decay", "cleanup")  # done by the writer threads, so they never race indexing
 
 
@@ -227,11 +227,14 @@ class RemoteMemory:
         self.client = client
 
     def search(self, query, mode=None, scope="all", limit=None, under=(), min_score=None, explain=False,
-               bump=True) -> list[Hit]:
+               bump=True, since=None, until=None) -> list[Hit]:
         found = self.client.call("search", {"query": query, "mode": mode, "scope": scope, "limit": limit,
                                             "under": list(under or ()), "min_score": min_score,
-                                            "explain": explain, "bump": bump})
+                                            "explain": explain, "bump": bump, "since": since, "until": until})
         return [Hit(**h) for h in found]
+
+    def recent(self, limit=10, scope="all") -> list[Hit]:
+        return [Hit(**h) for h in self.client.call("recent", {"limit": limit, "scope": scope})]
 
     def rebuild(self, scope="all", no_cache=False, progress=None) -> list[SyncReport]:
         return [SyncReport(**r) for r in self.client.call("rebuild", {"scope": scope, "no_cache": no_cache}, progress)]
@@ -249,9 +252,9 @@ class RemoteMemory:
         return self.client.call("add", {"text": text, "type": type, "importance": importance, "scope": scope,
                                         "file": file, "redact": redact})
 
-    def recall(self, query, context=None, limit=None, max_chars=None, scope="all") -> dict:
+    def recall(self, query, context=None, limit=None, max_chars=None, scope="all", since=None, until=None) -> dict:
         return self.client.call("recall", {"query": query, "context": context, "limit": limit,
-                                           "max_chars": max_chars, "scope": scope})
+                                           "max_chars": max_chars, "scope": scope, "since": since, "until": until})
 
     def close(self) -> None:
         self.client.close()

@@ -283,7 +283,7 @@ def restore_counters(con, saved: list[dict]) -> int:
 
 # ---- searches --------------------------------------------------------------------------
 
-def _filter_sql(parent_dirs=None, under=None) -> tuple[str, list]:
+def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[str, list]:
     clauses, params = [], []
     if parent_dirs:
         clauses.append("c.parent_dir IN (" + ", ".join("?" for _ in parent_dirs) + ")")
@@ -295,14 +295,20 @@ def _filter_sql(parent_dirs=None, under=None) -> tuple[str, list]:
             ors.append("c.uri LIKE ? ESCAPE '\\'")
             params.append(escaped + "%")
         clauses.append("(" + " OR ".join(ors) + ")")
+    if since:  # a memory's own day (ISO text compares in time order)
+        clauses.append("c.memory_date >= ?")
+        params.append(since)
+    if until:  # exclusive: the day after the last day asked for
+        clauses.append("c.memory_date < ?")
+        params.append(until)
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
 
 
-def fts_search(con, match: str, k: int, parent_dirs=None, under=None) -> list[dict]:
+def fts_search(con, match: str, k: int, parent_dirs=None, under=None, since=None, until=None) -> list[dict]:
     """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
     if not match:
         return []
-    where, params = _filter_sql(parent_dirs, under)
+    where, params = _filter_sql(parent_dirs, under, since, until)
     sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
            " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
            " ORDER BY bm25(chunks_fts, 1.0, 0.3, 0.6) LIMIT ?")
@@ -326,12 +332,12 @@ def chunk_count(con) -> int:
     return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
 
 
-def vector_search(con, query_vec, k: int, parent_dirs=None, under=None) -> list[dict]:
+def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, since=None, until=None) -> list[dict]:
     """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
     if not has_vec_table(con):
         return []
     blob = db.vector_blob(query_vec)
-    where, params = _filter_sql(parent_dirs, under)
+    where, params = _filter_sql(parent_dirs, under, since, until)
     if where:
         sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
                " JOIN chunks_vec v ON v.id = c.id WHERE 1" + where + " ORDER BY similarity DESC LIMIT ?")
@@ -381,14 +387,23 @@ def increment_access_count(con, ids: list[str]) -> None:
                     (now, now, i))
 
 
+def recent_memories(con, limit: int) -> list[dict]:
+    """The newest memories by their own date (later lines first within a day)."""
+    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'"
+                   " ORDER BY c.memory_date DESC, c.uri, c.start_line DESC LIMIT ?", (int(limit),))
+
+
 def get_stats(con) -> dict:
     total = db.rows(con, "SELECT count(*) AS chunks, count(DISTINCT uri) AS files, coalesce(sum(token_count), 0) AS tokens,"
                          " coalesce(sum(access_count), 0) AS accesses, coalesce(sum(reinforcement), 0) AS reinforcement"
                          " FROM chunks")[0]
     by_type = {r["type"]: r["n"] for r in db.rows(con, "SELECT type, count(*) AS n FROM chunks GROUP BY type ORDER BY type")}
+    by_kind = {"memory": 0, "section": 0}
+    by_kind.update((r["kind"], r["n"]) for r in db.rows(con, "SELECT kind, count(*) AS n FROM chunks GROUP BY kind"))
     docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
     vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
-    return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type}
+    return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type,
+            "memories": by_kind["memory"], "sections": by_kind["section"]}
 
 
 # ---- dynamics and cleanup ------------------------------------------------------------------
@@ -396,7 +411,7 @@ def get_stats(con) -> dict:
 def dynamics_inputs(con) -> list[dict]:
     """What the decay pass needs of every chunk."""
     return db.rows(con, "SELECT id, created_at, accessed_at, importance, reinforcement, access_count, evergreen,"
-                        " strength FROM chunks")
+                        " strength, kind, memory_date FROM chunks")
 
 
 def set_strengths(con, changes: list[tuple[float, str]]) -> int:

@@ -17,7 +17,7 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 
 def recall(mem, query: str, context: str | None = None, limit: int | None = None, max_chars: int | None = None,
-           scope: str = "all") -> dict:
+           scope: str = "all", since=None, until=None) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     Tiers: the raw query; if its best cosine is weak, the recent conversation prepended; then the
@@ -30,17 +30,18 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
     if not isinstance(query, str) or not query.strip():
         return out
     try:
+        span = {"since": since, "until": until} if since or until else {}
         tiers = [("query", query)]
-        best = _run(mem, query, limit, scope)
+        best = _run(mem, query, limit, scope, span)
         tail = context_tail(context or "", cfg.recall_context_turns, cfg.recall_context_chars)
         if _weak(best[1], cfg) and tail:
             q = f"{tail}\n{query}"
-            best = max(best, _run(mem, q, limit, scope), key=lambda r: r[1])
+            best = max(best, _run(mem, q, limit, scope, span), key=lambda r: r[1])
             tiers.append(("context", q))
         if _weak(best[1], cfg) and cfg.recall_rewrite_command:
             rewritten = _rewrite(cfg, query, tail, mem._warn)
             if rewritten:
-                best = max(best, _run(mem, rewritten, limit, scope), key=lambda r: r[1])
+                best = max(best, _run(mem, rewritten, limit, scope, span), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
     except (MdmemError, db.Error, OSError) as exc:
         mem._warn(f"recall unavailable ({exc}); answering without long-term memory")
@@ -60,9 +61,9 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
     return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}
 
 
-def _run(mem, q: str, limit: int, scope: str):
+def _run(mem, q: str, limit: int, scope: str, span: dict):
     """(hits, strength, query): strength is the best absolute cosine, or 1.0/0.0 without vectors."""
-    hits = mem.search(q, scope=scope, limit=limit, explain=True, bump=False)
+    hits = mem.search(q, scope=scope, limit=limit, explain=True, bump=False, **span)
     cosines = [h.explain.get("cosine") for h in hits if h.explain and h.explain.get("cosine") is not None]
     strength = max(cosines) if cosines else (1.0 if hits else 0.0)
     return hits, float(strength), q
@@ -111,7 +112,11 @@ def memory_text(content: str) -> str:
 
 
 def render_memories(hits, max_chars: int) -> list[dict]:
-    """Best first, no duplicate (same text or overlapping lines), lines fitting within max_chars."""
+    """Best first, no duplicate (same text or overlapping lines), within max_chars.
+
+    A memory is whole or absent: one that does not fit is skipped for the next that does.
+    A document section may be shortened to fill the room that is left.
+    """
     used = len(HEADER)
     seen_text: set[str] = set()
     spans: list[tuple[str, str, int, int]] = []
@@ -123,16 +128,18 @@ def render_memories(hits, max_chars: int) -> list[dict]:
             continue
         if any(s == h.store and u == h.uri and a <= h.end_line and h.start_line <= b for s, u, a, b in spans):
             continue
-        source = f" (source: {h.uri}#L{h.start_line}-L{h.end_line})"
-        room = max_chars - used - 1 - len("- ") - len(source)
-        if room < 40:
-            break
+        lines = f"L{h.start_line}" if h.start_line == h.end_line else f"L{h.start_line}-L{h.end_line}"
+        source = f" (source: {h.uri}#{lines})"
+        stamp = f"[{h.date.replace('T', ' ')}] " if h.kind == "memory" and h.date else ""
+        room = max_chars - used - 1 - len("- ") - len(stamp) - len(source)
         if len(text) > room:
+            if h.kind == "memory" or room < 40:
+                continue
             text = text[:room - 1].rstrip() + "…"
-        line = f"- {text}{source}"
+        line = f"- {stamp}{text}{source}"
         used += 1 + len(line)
         seen_text.add(key)
         spans.append((h.store, h.uri, h.start_line, h.end_line))
         out.append({"line": line, "text": text, "uri": h.uri, "start_line": h.start_line, "end_line": h.end_line,
-                    "store": h.store, "score": round(h.score, 6), "id": h.id})
+                    "store": h.store, "score": round(h.score, 6), "id": h.id, "kind": h.kind, "date": h.date})
     return out

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from indexer.index import db
 from indexer.ops import feedback
 from indexer.ops import fusion
+from indexer.ops import timespan
 from indexer.index import sql
 from indexer.config import Config
 from indexer.errors import InputError
@@ -26,10 +27,12 @@ class Query:
     under: tuple[str, ...] = ()
     min_score: float = 0.0
     explain: bool = False
+    since: str | None = None  # ISO day: memories dated on or after it
+    until: str | None = None  # ISO day: memories dated before it (the day after the --until day)
 
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
-               min_score: float | None = None, explain: bool = False) -> Query:
+               min_score: float | None = None, explain: bool = False, since=None, until=None) -> Query:
     if not isinstance(text, str) or not text.strip():
         raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
     mode = mode or cfg.mode
@@ -45,8 +48,9 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
         raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
+    since, until = timespan.bounds(since, until)
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=float(min_score), explain=explain)
+                 min_score=float(min_score), explain=explain, since=since, until=until)
 
 
 def _whole_number(value) -> int | None:
@@ -98,11 +102,11 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
             continue
         explain = None
         if q.explain:
-            explain = {"mode": mode, **{k: round(v, 6) for k, v in parts.items() if k != "score"},
+            explain = {"mode": mode, "record": c.row["kind"], **{k: round(v, 6) for k, v in parts.items() if k != "score"},
                        "bm25": c.bm25, "cosine": c.similarity, "fts_rank": c.fts_rank, "vector_rank": c.vec_rank,
                        "feedback_bm25": c.bm25_feedback, "feedback_words": list(expanded.get(key[0], ())),
                        "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
-        hits.append(_hit(c, key[0], score, explain))
+        hits.append(row_hit(c.row, key[0], score, explain))
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
     hits = hits[:q.limit]
     if bump:
@@ -119,14 +123,15 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
     if match:
-        found = sql.fts_search(st.con, match, pool, under=q.under)
+        found = sql.fts_search(st.con, match, pool, under=q.under, since=q.since, until=q.until)
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.bm25, c.fts_rank = r["bm25"], rank
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
-        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under), 1):
+        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under, since=q.since,
+                                                   until=q.until), 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.similarity, c.vec_rank = r["similarity"], rank
         # full-text candidates the KNN pool missed still get their true cosine
@@ -145,17 +150,18 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under):
+    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, since=q.since, until=q.until):
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
         c.bm25_feedback = r["bm25"]
     return exp.words
 
 
-def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:
-    r = c.row
+def row_hit(r: dict, store_name: str, score: float, explain: dict | None = None) -> Hit:
+    """A chunk row as the hit every caller sees."""
     return Hit(id=r["id"], uri=r["uri"], start_line=r["start_line"], end_line=r["end_line"], section=r["section"],
                content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
-               reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain)
+               reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain, kind=r["kind"],
+               date=r["memory_date"])
 
 
 def bump_access(stores: list[Store], hits: list[Hit]) -> None:
