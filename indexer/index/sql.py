@@ -42,8 +42,8 @@ CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
 CREATE INDEX IF NOT EXISTS chunks_memory_date ON chunks(memory_date);
 """
 # schema 1 -> 2 in place; the chunker version changed with it, so `mdmem rebuild` then re-chunks the notes
-_MIGRATE_1_2 = ("ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'section'",
-                "ALTER TABLE chunks ADD COLUMN memory_date TEXT")
+_MIGRATE_1_2 = {"kind": "ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'section'",
+                "memory_date": "ALTER TABLE chunks ADD COLUMN memory_date TEXT"}
 
 _COLUMNS = ("id", "uri", "start_line", "end_line", "section", "content", "content_hash", "parent_dir",
             "type", "importance", "reinforcement", "access_count", "token_count", "created_at",
@@ -58,8 +58,10 @@ def init_schema(con) -> None:
         con.execute(_SCHEMA)
         version = read_meta(con).get("schema_version")
         if version == "1":
-            for statement in _MIGRATE_1_2:
-                con.execute(statement)
+            have = {r["name"] for r in db.rows(con, "SELECT name FROM pragma_table_info('chunks')")}
+            for column, statement in _MIGRATE_1_2.items():
+                if column not in have:
+                    con.execute(statement)
             version = None
         con.execute(_INDEXES)
         if version is None:
@@ -232,8 +234,8 @@ def delete_by_uri(con, uri: str, with_vec: bool | None = None) -> int:
     return len(old)
 
 
-def hashes_missing_vectors(con) -> dict[str, str]:
-    """content_hash -> content of chunks that have no vector yet (indexed while no model loaded)."""
+def hashes_missing_vectors(con) -> dict[str, dict]:
+    """content_hash -> row (content, kind) of chunks that have no vector yet (indexed while no model loaded)."""
     if not has_vec_table(con):
         return {}
     have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
@@ -241,7 +243,7 @@ def hashes_missing_vectors(con) -> dict[str, str]:
     missing = [r["id"] for r in db.rows(con, "SELECT id FROM chunks") if r["id"] not in have]
     out = {}
     for r in chunks_by_ids(con, missing):
-        out.setdefault(r["content_hash"], r["content"])
+        out.setdefault(r["content_hash"], r)
     return out
 
 

@@ -82,6 +82,17 @@ def item_meta(text: str, fallback_day: str | None) -> ItemMeta:
     return ItemMeta(date=when, tags=tags, importance=int(imp.group(1)) if imp else None)
 
 
+_STAMP = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?[ T]?(?:\d{1,2}:\d{2})?\s*[:：]\s+)?")
+
+
+def text_to_embed(content: str, kind: str) -> str:
+    """What the model reads of a chunk: a memory without its list marker and date stamp (the date is
+    kept in its own column; as words it only pulls every memory of one day together)."""
+    if kind != "memory":
+        return content
+    return _STAMP.sub("", content, count=1).strip() or content
+
+
 def _valid_day(m) -> str | None:
     if not m:
         return None

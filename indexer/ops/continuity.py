@@ -89,25 +89,25 @@ def plan(note: Note, old: list[dict], new_vectors: dict[str, np.ndarray], old_ve
 
 
 def _match_edited(steps: list[Step], loose: list[dict], new_vectors, old_vector, threshold: float) -> None:
-    """A new memory continues an unclaimed old one at its first line, else the closest in meaning."""
+    """A new memory continues the unclaimed old one closest in meaning (>= threshold), else the one
+    that stood on its first line (edited in place, however much)."""
     todo = [s for s in steps if s.how == "new" and s.chunk.kind == "memory"]
     if not todo or not loose:
         return
-    at_line = {r["start_line"]: r for r in loose}
+    _match_similar([s for s in todo if s.chunk.content_hash in new_vectors], loose, new_vectors, old_vector,
+                   threshold)
+    at_line = {r["start_line"]: r for r in loose if not any(s.prev is r for s in todo)}
     for s in todo:
-        r = at_line.pop(s.chunk.start_line, None)
-        if r is not None:
-            s.prev, s.how = r, "edited"
-            loose.remove(r)
-    todo = [s for s in todo if s.how == "new" and s.chunk.content_hash in new_vectors]
-    if not todo or not loose:
-        return
+        if s.how == "new" and s.chunk.start_line in at_line:
+            s.prev, s.how = at_line.pop(s.chunk.start_line), "edited"
+
+
+def _match_similar(todo: list[Step], loose: list[dict], new_vectors, old_vector, threshold: float) -> None:
     old_vecs = [(r, old_vector(r["id"])) for r in loose]
     old_vecs = [(r, v) for r, v in old_vecs if v is not None]
-    if not old_vecs:
+    if not todo or not old_vecs:
         return
-    matrix = np.stack([v for _r, v in old_vecs])
-    sims = np.stack([new_vectors[s.chunk.content_hash] for s in todo]) @ matrix.T
+    sims = np.stack([new_vectors[s.chunk.content_hash] for s in todo]) @ np.stack([v for _r, v in old_vecs]).T
     taken: set[int] = set()
     for i in np.argsort(-sims.max(axis=1)):  # the clearest pairs first
         order = [j for j in np.argsort(-sims[i]) if j not in taken]
