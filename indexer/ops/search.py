@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from indexer.index import db
 from indexer.ops import feedback
+from indexer.ops import episodes
 from indexer.ops import fusion
 from indexer.ops import timespan
 from indexer.index import sql
@@ -107,6 +108,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
                        "feedback_bm25": c.bm25_feedback, "feedback_words": list(expanded.get(key[0], ())),
                        "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
         hits.append(row_hit(c.row, key[0], score, explain))
+    hits = episodes.lift(hits, q.text)
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
     hits = hits[:q.limit]
     if bump:
