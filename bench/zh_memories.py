@@ -26,10 +26,10 @@ def load_cases(path: Path = DATA) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def run(home: Path, embedder=None, cases: list[dict] | None = None) -> dict:
+def run(home: Path, embedder=None, cases: list[dict] | None = None, **settings) -> dict:
     """Add every memory once, recall every question; the rates overall and per language pair."""
     cases = cases or load_cases()
-    mem = Memory(cfg=config.load(home=home, env={}), embedder=embedder)
+    mem = Memory(cfg=config.load(home=home, env={}, **settings), embedder=embedder)
     try:
         for text in dict.fromkeys(c["memory"] for c in cases):
             mem.add(text, type="fact")
@@ -53,9 +53,11 @@ def run(home: Path, embedder=None, cases: list[dict] | None = None) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", type=Path, help="write the per-question rows here")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting, e.g. vector_weight_han=0.3")
     args = ap.parse_args()
+    settings = dict(item.split("=", 1) for item in args.set)
     with tempfile.TemporaryDirectory() as tmp:
-        out = run(Path(tmp) / "home")
+        out = run(Path(tmp) / "home", **settings)
     for r in out["rows"]:
         if not r["first"]:
             print(f"{'inside' if r['inside'] else 'MISSED':>6}  [{r['tier']}] {r['query']}  ->  {r['memory']}")

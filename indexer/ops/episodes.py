@@ -72,7 +72,7 @@ def lift(hits: list[Hit], query: str) -> list[Hit]:
         extra = 0.0
         if id(h) in dated:
             day = h.date[:10]
-            if h is not top and h.store == top.store and h.uri == top.uri and day == top.date[:10]:
+            if h.store == top.store and h.uri == top.uri and day == top.date[:10]:  # the best one too: it stays first
                 extra += SAME_DAY
             if day in days:
                 extra += NAMED_DAY

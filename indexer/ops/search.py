@@ -93,7 +93,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
         scored = fusion.rrf(listed, cfg.rrf_k)
     else:
         w = cfg.vector_weight_han if has_han(q.text) else cfg.vector_weight
-        scored = fusion.weighted(listed, w, cfg.feedback_weight if fb else 0.0)
+        scored = fusion.weighted(listed, w, cfg.feedback_weight if fb else 0.0, cfg.vector_weight_memory)
     hits = []
     for key, parts in scored.items():
         c = cands[key]
