@@ -367,3 +367,20 @@ def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_since_until_and_recent_go_through_the_daemon(served):
+    write(served.notes / "trips.md", "---\ntype: episodic\n---\n\n- 2021-04-02: the kayak trip to the fjord\n"
+                                     "- 2026-01-10: the kayak trip to the lake\n")
+    assert eventually(lambda: "trips.md" in served.uris("kayak"))
+    r = served.cli("search", "kayak trip", "--json", "--since", "2025-01-01")
+    assert r.returncode == 0, r.stderr
+    assert [h["date"] for h in json.loads(r.stdout)] == ["2026-01-10"]
+    r = served.cli("search", "kayak trip", "--json", "--until", "2021-12-31")
+    assert [h["content"].split(": ", 1)[1] for h in json.loads(r.stdout)] == ["the kayak trip to the fjord"]
+    r = served.cli("recall", "kayak trip", "--since", "2025-01-01", "--json")
+    assert [m["date"] for m in json.loads(r.stdout)["memories"]] == ["2026-01-10"]
+    r = served.cli("recent", "--limit", "1", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["kind"] == "memory", r.stderr
+    r = served.cli("search", "kayak", "--since", "last tuesday")
+    assert r.returncode != 0 and "e.g. --since 2026-03-01" in r.stderr

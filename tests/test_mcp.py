@@ -42,3 +42,29 @@ def test_mcp_client_lists_tools_and_searches(tmp_path):
     assert refused.is_error and "GitHub token" in refused.content[0].text and "ghp_" not in refused.content[0].text
     assert "global" in status.content[0].text
     assert "mdmem://global/user/preference.md" in resources
+
+
+def test_mcp_filters_by_date_and_lists_recent_memories(tmp_path):
+    home = tmp_path / "home"
+    write_notes(home, {"user/fact.md": "---\ntype: fact\n---\n\n- 2020-05-01: the old bicycle was blue\n"
+                                       "- 2026-02-01: the new bicycle is green\n"})
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
+
+    async def session():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                since = await s.call_tool("memory_search", {"query": "bicycle", "since": "2025-01-01"})
+                until = await s.call_tool("memory_recall", {"query": "bicycle colour", "until": "2020-12-31"})
+                recent = await s.call_tool("memory_recent", {"limit": 1})
+                bad = await s.call_tool("memory_search", {"query": "bicycle", "since": "soon"})
+                return since, until, recent, bad
+
+    since, until, recent, bad = asyncio.run(asyncio.wait_for(session(), 240))
+    assert [json.loads(c.text)["date"] for c in since.content] == ["2026-02-01"]
+    assert "blue" in until.content[0].text and "green" not in until.content[0].text
+    assert "[2020-05-01]" in until.content[0].text
+    assert json.loads(recent.content[0].text)["content"].endswith("green")
+    assert bad.is_error and "7d" in bad.content[0].text
