@@ -136,6 +136,14 @@ class Memory:
         from indexer.ops.recall import recall
         return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope)
 
+    def import_notes(self, path, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None):
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
+        from indexer.ops.import_notes import import_path
+        return import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
+                           stores=() if dry_run else self.stores(scope), embedder=self.embedder,
+                           progress=progress, warn=self._warn)
+
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
