@@ -83,9 +83,11 @@ class Memory:
         return reports
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
-               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True) -> list[Hit]:
+               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
+               space: str | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
-        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain)
+        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
+                       space=space)
         return search(self.stores(scope), self.embedder, self.cfg, q, bump=bump)
 
     def stats(self, scope: str = "all") -> dict:
@@ -121,20 +123,52 @@ class Memory:
 
     # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
         Returns {"action": "appended"|"reinforced", "uri", "start_line", "end_line", "store", ...}.
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.ops.add import add_memory
-        return add_memory(self, text, type_=type, importance=importance, scope=scope, file=file, redact=redact)
+        return add_memory(self, text, type_=type, importance=importance, scope=scope, file=file, redact=redact,
+                          space=space)
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
-               max_chars: int | None = None, scope: str = "all") -> dict:
+               max_chars: int | None = None, scope: str = "all", space: str | None = None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
         from indexer.ops.recall import recall
-        return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope)
+        return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope, space=space)
+
+    # -- agents: read back, correct and forget one memory (logic in ops/get.py and ops/edit.py) -------
+    def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+        from indexer.ops.get import get_memory
+        return get_memory(self.stores(scope), ref, space=space)
+
+    def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
+               redact: bool = False) -> dict:
+        """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
+        from indexer.ops.edit import update_memory
+        return update_memory(self.stores("all"), self.embedder, self.cfg, id, text, space=space,
+                             expected_hash=expected_hash, redact=redact, warn=self._warn)
+
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
+        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
+        from indexer.ops.edit import forget_memory
+        return forget_memory(self.stores("all"), self.embedder, self.cfg, id, space=space,
+                             expected_hash=expected_hash, warn=self._warn)
+
+    def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
+                        limit: int | None = None) -> dict:
+        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
+        from indexer.ops.edit import forget_matching
+        return forget_matching(self.stores("all"), self.embedder, self.cfg, query, space=space, yes=yes,
+                               limit=limit, warn=self._warn)
+
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
+        """The newest memories, newest first."""
+        from indexer.ops.get import recent_records
+        return recent_records(self.stores(scope), limit, space=space)
 
     def import_notes(self, path, format: str | None = None, space: str | None = None, scope: str = "global",
                      dry_run: bool = False, progress=None):

@@ -11,6 +11,8 @@ from indexer.index import sql
 from indexer.ops import sync
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
+from indexer.notes.spaces import space_name, space_uri
+from indexer.ops.search import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
 MAX_ADD_CHARS = 8_000
@@ -23,7 +25,8 @@ def normalise(text: str) -> str:
 
 
 def add_memory(mem, text: str, type_: str = "fact", importance: int | None = None, scope: str | None = None,
-               file: str | None = None, redact: bool = False, now: datetime | None = None) -> dict:
+               file: str | None = None, redact: bool = False, now: datetime | None = None,
+               space: str | None = None) -> dict:
     """Write one memory to Markdown (or reinforce its twin) and index it before returning."""
     if not isinstance(text, str) or not text.strip():
         raise InputError("nothing to add; give the memory text, e.g. mdmem add \"I prefer tea\" (or - for stdin)")
@@ -32,17 +35,18 @@ def add_memory(mem, text: str, type_: str = "fact", importance: int | None = Non
     if importance is not None and not 1 <= int(importance) <= 5:
         raise InputError("--importance must be between 1 and 5")
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
-    target = choose_target(mem.cfg, type_, scope, file, now)
+    target = choose_target(mem.cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    twin = _find_twin(mem, text)
+    twin = _find_twin(mem, text, space_name(space))
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
-    entry = format_entry(text, type_, journal=target.uri.startswith("journal/") and not file, now=now)
+    entry = format_entry(text, type_, journal=target.uri.startswith(space_uri(space, "journal/")) and not file,
+                         now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
     return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": _index_now(mem, target)}
 
 
-def _find_twin(mem, text: str) -> dict | None:
+def _find_twin(mem, text: str, space: str | None = None) -> dict | None:
     """The stored memory this text restates (≥ add_dedupe_threshold), reinforced; None if new."""
     try:
         stores = mem.stores("all")
@@ -54,7 +58,8 @@ def _find_twin(mem, text: str) -> dict | None:
     want = normalise(text)
     lines = []  # (store, row, line offset, normalised line)
     for st in stores:
-        rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES) if vec is not None and st.with_vec else []
+        rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES, space=space_filter(st, space)) \
+            if vec is not None and st.with_vec else []
         for row in rows:
             for off, line in enumerate(row["content"].split("\n")):
                 norm = normalise(line)

@@ -10,6 +10,7 @@ from indexer.index import db
 from indexer.errors import MdmemError
 from indexer.ops.search import bump_access
 from indexer.notes.append import strip_item
+from indexer.notes.spaces import space_name
 
 HEADER = "Relevant long-term memory:"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -17,7 +18,7 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 
 def recall(mem, query: str, context: str | None = None, limit: int | None = None, max_chars: int | None = None,
-           scope: str = "all") -> dict:
+           scope: str = "all", space: str | None = None) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     Tiers: the raw query; if its best cosine is weak, the recent conversation prepended; then the
@@ -27,20 +28,21 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
     limit = limit or cfg.recall_limit
     max_chars = max_chars or cfg.recall_max_chars
     out = {"text": "", "memories": [], "tier": "none", "query": query}
+    space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
     if not isinstance(query, str) or not query.strip():
         return out
     try:
         tiers = [("query", query)]
-        best = _run(mem, query, limit, scope)
+        best = _run(mem, query, limit, scope, space)
         tail = context_tail(context or "", cfg.recall_context_turns, cfg.recall_context_chars)
         if _weak(best[1], cfg) and tail:
             q = f"{tail}\n{query}"
-            best = max(best, _run(mem, q, limit, scope), key=lambda r: r[1])
+            best = max(best, _run(mem, q, limit, scope, space), key=lambda r: r[1])
             tiers.append(("context", q))
         if _weak(best[1], cfg) and cfg.recall_rewrite_command:
             rewritten = _rewrite(cfg, query, tail, mem._warn)
             if rewritten:
-                best = max(best, _run(mem, rewritten, limit, scope), key=lambda r: r[1])
+                best = max(best, _run(mem, rewritten, limit, scope, space), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
     except (MdmemError, db.Error, OSError) as exc:
         mem._warn(f"recall unavailable ({exc}); answering without long-term memory")
@@ -60,9 +62,9 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
     return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}
 
 
-def _run(mem, q: str, limit: int, scope: str):
+def _run(mem, q: str, limit: int, scope: str, space: str | None = None):
     """(hits, strength, query): strength is the best absolute cosine, or 1.0/0.0 without vectors."""
-    hits = mem.search(q, scope=scope, limit=limit, explain=True, bump=False)
+    hits = mem.search(q, scope=scope, limit=limit, explain=True, bump=False, space=space)
     cosines = [h.explain.get("cosine") for h in hits if h.explain and h.explain.get("cosine") is not None]
     strength = max(cosines) if cosines else (1.0 if hits else 0.0)
     return hits, float(strength), q
