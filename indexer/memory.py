@@ -170,6 +170,11 @@ class Memory:
         from indexer.ops.get import recent_records
         return recent_records(self.stores(scope), limit, space=space)
 
+    def locate(self, id: str, scope: str = "all") -> str | None:
+        """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
+        from indexer.ops.locate import space_of_memory
+        return space_of_memory(self.stores(scope), id)
+
     def import_notes(self, path, format: str | None = None, space: str | None = None, scope: str = "global",
                      dry_run: bool = False, progress=None):
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""

@@ -140,9 +140,10 @@ def _register_extensions() -> None:
     """Commands that live in their own modules (daemon, agent tools, maintenance)."""
     from indexer.cli import agent as cli_agent
     from indexer.cli import daemon as cli_daemon
+    from indexer.cli import http as cli_http
     from indexer.cli import imports as cli_imports
     from indexer.cli import maint as cli_maint
-    for module in (cli_daemon, cli_agent, cli_maint, cli_imports):
+    for module in (cli_daemon, cli_agent, cli_maint, cli_imports, cli_http):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -20,13 +20,16 @@ def mem0_records(obj):
     return items if all(isinstance(r, dict) and "memory" in r for r in items) else None
 
 
-def space_of_record(record: dict) -> str | None:
-    """mem0's owner of a memory as an mdmem space: the user, else the agent (a run alone stays unscoped)."""
-    for key in ("user_id", "agent_id"):
+OWNER_KEYS = ("user_id", "agent_id", "run_id")
+
+
+def owner_of(record: dict) -> tuple[str | None, str | None]:
+    """mem0's owner of a memory as (mdmem space, the key it came from): the user, else the agent, else the run."""
+    for key in OWNER_KEYS:
         value = record.get(key)
         if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+            return value.strip(), key
+    return None, None
 
 
 def parse_mem0(path: Path, obj, space: str | None = None) -> list[ImportedNote]:
@@ -43,7 +46,7 @@ def parse_mem0(path: Path, obj, space: str | None = None) -> list[ImportedNote]:
         if not text.strip():
             continue
         when = parse_when(rec.get("created_at")) or parse_when(rec.get("updated_at"))
-        target = space if space is not None else space_of_record(rec)
+        target = space if space is not None else owner_of(rec)[0]
         by_space[target].append(Entry(text=text, when=when))
     return [ImportedNote(space=sp, uri="user/fact.md", title="Facts", type="fact", kind="dated",
                          entries=tuple(entries), source=str(path))
