@@ -69,9 +69,10 @@ def test_chat_becomes_dated_journal_items_in_the_characters_space(make_memory):
     assert "\n\n  Rest now; the wards" in day1  # a second paragraph stays inside its message's item
     day2 = (mem.cfg.home / "spaces/Seraphina/journal/2024-06-06.md").read_text(encoding="utf-8")
     assert "- 09:15: **Mira:** 早上好！我想明天去山谷里的温泉" in day2
-    hits = mem.search("温泉", mode="fts", under=["spaces/Seraphina/"])
+    hits = mem.search("温泉", mode="fts", space="Seraphina")
     assert hits and hits[0].uri == "spaces/Seraphina/journal/2024-06-06.md"
-    hits = mem.search("allergic to moonpetal", under=["spaces/Seraphina/"])
+    hits = mem.search("allergic to moonpetal", space="Seraphina")
+    assert not mem.search("allergic to moonpetal")  # outside its space the chat is not found
     assert hits[0].uri == "spaces/Seraphina/journal/2024-06-05.md" and "moonpetal" in hits[0].content
 
 
