@@ -63,11 +63,12 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, as_json, spac
 
 
 @click.command()
+@click.option("--verbose", is_flag=True, help="Log every refused call to stderr (default: only real problems).")
 @pass_ctx
-def mcp(c: CliContext):
-    """Serve the memory to MCP clients over stdio (tools memory_search/recall/add/status)."""
-    from indexer.cli.mcp_server import serve
-    serve(c.memory())
+def mcp(c: CliContext, verbose):
+    """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
+    from indexer.mcp.server import serve_stdio
+    serve_stdio(c.memory(), verbose=verbose)
 
 
 COMMANDS: list = [add, recall, mcp]
