@@ -24,8 +24,8 @@ TOOL_ARGS = {  # every tool the server lists is called once, in this order; a ne
     "memory_status": {},
     "memory_recent": {"limit": 3},
     "memory_get": {"ref": "user/preference.md"},
-    "memory_update": None,  # needs an id: called with one below
-    "memory_forget": None,
+    "memory_update": {"text": "The user drinks green tea in the morning"},  # + the id memory_search found
+    "memory_forget": {"query": "green tea"},  # without confirm: only lists what it would remove
 }
 TOOL_ERRORS = {
     "memory_search": {"query": "tea", "limit": -1},
@@ -182,23 +182,29 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
                     await s.initialize()
                     names = [t.name for t in (await s.list_tools()).tools]
                     for name in [n for n in TOOL_ARGS if n in names]:
-                        if TOOL_ARGS[name] is not None:
-                            results[name] = await s.call_tool(name, TOOL_ARGS[name])
+                        args = dict(TOOL_ARGS[name])
+                        if name == "memory_update":
+                            args["id"] = json.loads(results["memory_search"].content[0].text)["results"][0]["id"]
+                        results[name] = await s.call_tool(name, args)
                     for name in names:
                         if name in TOOL_ERRORS:
                             results[name + "!"] = await s.call_tool(name, TOOL_ERRORS[name])
         return names, results
 
+    from indexer.mcp.server import build_server
+
     names, results = asyncio.run(session_run())
-    assert {"memory_search", "memory_recall", "memory_add", "memory_status"} <= set(names)
+    stdio = [t.name for t in asyncio.run(build_server(None).list_tools())]  # what `mdmem mcp` lists
+    assert names == stdio and len(names) == 8
     assert set(names) <= set(TOOL_ARGS), "a new tool: give it arguments in TOOL_ARGS"
     for name in names:
-        if TOOL_ARGS[name] is not None:
-            assert not results[name].is_error, (name, results[name].content)
+        assert not results[name].is_error, (name, results[name].content)
         if name in TOOL_ERRORS:
-            assert results[name + "!"].is_error, name
-    assert "oolong" in (server.home / "user/preference.md").read_text(encoding="utf-8")  # the add went to the notes
-    assert "oolong" in json.dumps([c.model_dump() for c in results["memory_search"].content])
+            assert results[name + "!"].is_error and "Traceback" not in str(results[name + "!"].content), name
+    assert "oolong" in json.dumps([c.model_dump() for c in results["memory_search"].content], ensure_ascii=False)
+    # the add, then the correction, reached the note through the daemon; forget without confirm only lists
+    assert "green tea" in (server.home / "user/preference.md").read_text(encoding="utf-8")
+    assert "green tea" in results["memory_forget"].content[0].text
 
 
 def test_only_loopback_addresses_are_served(tmp_path):

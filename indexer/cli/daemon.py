@@ -35,7 +35,7 @@ def serve(c: CliContext, debounce_ms, log_level, http):
     cfg = c.config(**flags)
     web = None
     if http:
-        from indexer.cli.mcp_server import build_server
+        from indexer.mcp.server import build_server
         from indexer.daemon.http_guard import parse_listen
         parse_listen(http)  # a bad address fails before any store is locked
         web = (http, build_server)

@@ -18,6 +18,7 @@ from indexer import log
 from indexer.daemon import http_guard as guard
 from indexer.daemon import mem0_api
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
+from indexer.memory import Memory
 
 START_TIMEOUT_S = 15.0
 
@@ -29,6 +30,13 @@ class Borrowed:
         self._daemon = daemon
 
     def __getattr__(self, name: str):
+        if not callable(getattr(Memory, name, None)):  # a plain attribute (cfg, embedder): read it off a reader
+            mem = self._daemon.reader()
+            try:
+                return getattr(mem, name)
+            finally:
+                self._daemon.give_back(mem)
+
         def call(*args, **kwargs):
             mem = self._daemon.reader()
             try:

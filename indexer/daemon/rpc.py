@@ -22,7 +22,8 @@ from indexer.ops.sync import SyncReport
 
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 # Memory methods a reader may run; names missing on Memory (e.g. before `recall` exists) are simply absent
-READER_METHODS = ("search", "stats", "recall", "add")
+READER_METHODS = ("search", "stats", "recall", "add", "get", "recent", "update", "forget", "forget_matching")
+# update, forget and forget_matching write notes like add does: to become writer jobs with it
 WRITER_JOBS = ("decay", "cleanup")  # done by the writer threads, so they never race indexing
 
 
@@ -227,10 +228,10 @@ class RemoteMemory:
         self.client = client
 
     def search(self, query, mode=None, scope="all", limit=None, under=(), min_score=None, explain=False,
-               bump=True) -> list[Hit]:
+               bump=True, space=None) -> list[Hit]:
         found = self.client.call("search", {"query": query, "mode": mode, "scope": scope, "limit": limit,
                                             "under": list(under or ()), "min_score": min_score,
-                                            "explain": explain, "bump": bump})
+                                            "explain": explain, "bump": bump, "space": space})
         return [Hit(**h) for h in found]
 
     def rebuild(self, scope="all", no_cache=False, progress=None) -> list[SyncReport]:
@@ -245,13 +246,29 @@ class RemoteMemory:
     def cleanup(self, scope="all") -> list[dict]:
         return self.client.call("cleanup", {"scope": scope})
 
-    def add(self, text, type="fact", importance=None, scope=None, file=None, redact=False) -> dict:
+    def add(self, text, type="fact", importance=None, scope=None, file=None, redact=False, space=None) -> dict:
         return self.client.call("add", {"text": text, "type": type, "importance": importance, "scope": scope,
-                                        "file": file, "redact": redact})
+                                        "file": file, "redact": redact, "space": space})
 
-    def recall(self, query, context=None, limit=None, max_chars=None, scope="all") -> dict:
+    def recall(self, query, context=None, limit=None, max_chars=None, scope="all", space=None) -> dict:
         return self.client.call("recall", {"query": query, "context": context, "limit": limit,
-                                           "max_chars": max_chars, "scope": scope})
+                                           "max_chars": max_chars, "scope": scope, "space": space})
+
+    def get(self, ref, space=None, scope="all") -> dict:
+        return self.client.call("get", {"ref": ref, "space": space, "scope": scope})
+
+    def recent(self, limit=10, scope="all", space=None) -> list[dict]:
+        return self.client.call("recent", {"limit": limit, "scope": scope, "space": space})
+
+    def update(self, id, text, space=None, expected_hash=None, redact=False) -> dict:
+        return self.client.call("update", {"id": id, "text": text, "space": space, "expected_hash": expected_hash,
+                                           "redact": redact})
+
+    def forget(self, id, space=None, expected_hash=None) -> dict:
+        return self.client.call("forget", {"id": id, "space": space, "expected_hash": expected_hash})
+
+    def forget_matching(self, query, space=None, yes=False, limit=None) -> dict:
+        return self.client.call("forget_matching", {"query": query, "space": space, "yes": yes, "limit": limit})
 
     def close(self) -> None:
         self.client.close()

@@ -384,9 +384,10 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     return db.rows(con, sql, [blob, k])
 
 
-def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None) -> list[dict]:
-    """Chunks at least `threshold` cosine-similar to the vector, most similar first."""
-    found = vector_search(con, query_vec, k + 20 if exclude_uri else k)
+def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None,
+                 space: str | None = None) -> list[dict]:
+    """Chunks at least `threshold` cosine-similar to the vector, most similar first (space: as in searches)."""
+    found = vector_search(con, query_vec, k + 20 if exclude_uri else k, space=space)
     return [r for r in found if r["similarity"] >= threshold and r["uri"] != exclude_uri][:k]
 
 

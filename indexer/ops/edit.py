@@ -89,7 +89,8 @@ def forget_matching(stores: list[Store], embedder, cfg, query: str, space: str |
         target = note_target(st.name, st.root, uri_key[1])
         edit_lines(target, [LineEdit(b.start, b.end, b.text, None) for b in bodies])
         _index_note(st, embedder, cfg, target, warn)
-        done += [{**record_dict(st.name, row), "text": b.text} for row, b in zip(rows, bodies)]
+        done += [{**record_dict(st.name, row), "text": b.text, "start_line": b.start, "end_line": b.end}
+                 for row, b in zip(rows, bodies)]
     return {"action": "forgotten", "query": query, "count": len(done), "memories": done}
 
 
