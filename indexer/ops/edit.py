@@ -67,31 +67,40 @@ def forget_memory(stores: list[Store], embedder, cfg, record_id: str, space: str
 
 def forget_matching(stores: list[Store], embedder, cfg, query: str, space: str | None = None, yes: bool = False,
                     limit: int | None = None, warn=None) -> dict:
-    """The memories a query finds (sharing its words, or close in meaning); removed only with yes."""
+    """The memories a query finds (sharing its words, or close in meaning); removed only with yes.
+
+    A memory that cannot be removed on its own (several items in one chunk, or changed since it
+    was indexed) is listed under "skipped" with the reason, and left alone.
+    """
     q = make_query(cfg, query, limit=limit, explain=True, space=space)
     hits = [h for h in search(stores, embedder, cfg, q, bump=False)
             if h.explain.get("bm25") is not None or (h.explain.get("cosine") or 0.0) >= FORGET_MIN_COSINE]
     by_store = {st.name: st for st in stores}
-    found = []
+    notes: dict[tuple[str, str], list[str]] = {}
     for h in hits:
-        rows = sql.chunks_by_ids(by_store[h.store].con, [h.id])
-        if rows:
-            found.append((by_store[h.store], rows[0]))
-    listed = [record_dict(st.name, row) for st, row in found]
-    if not yes:
-        return {"action": "would_forget", "query": query, "count": len(listed), "memories": listed}
-    done = []
-    for uri_key in dict.fromkeys((st.name, row["uri"]) for st, row in found):  # one edit per note
-        st = by_store[uri_key[0]]
-        rows = [row for s, row in found if (s.name, row["uri"]) == uri_key]
-        lines = note_lines(read_note(st.root / uri_key[1], uri_key[1])[0])
-        bodies = [_body(lines, row) for row in rows]
-        target = note_target(st.name, st.root, uri_key[1])
-        edit_lines(target, [LineEdit(b.start, b.end, b.text, None) for b in bodies])
-        _index_note(st, embedder, cfg, target, warn)
-        done += [{**record_dict(st.name, row), "text": b.text, "start_line": b.start, "end_line": b.end}
-                 for row, b in zip(rows, bodies)]
-    return {"action": "forgotten", "query": query, "count": len(done), "memories": done}
+        notes.setdefault((h.store, h.uri), []).append(h.id)
+    memories, skipped, edits = [], [], {}
+    for (name, uri), ids in notes.items():  # one read and one edit per note
+        st = by_store[name]
+        lines = note_lines(read_note(st.root / uri, uri)[0])
+        for row in sql.chunks_by_ids(st.con, ids):
+            try:
+                if range_text(lines, row["start_line"], row["end_line"]) != row["content"]:
+                    raise ConflictError("the note changed since it was indexed")
+                body = _body(lines, row)
+            except (InputError, ConflictError) as exc:
+                skipped.append({"id": row["id"], "uri": uri, "store": name, "reason": str(exc)})
+                continue
+            edits.setdefault((name, uri), []).append(LineEdit(body.start, body.end, body.text, None))
+            memories.append({**record_dict(name, row), "text": body.text, "start_line": body.start,
+                             "end_line": body.end})
+    if yes:
+        for (name, uri), note_edits in edits.items():
+            target = note_target(name, by_store[name].root, uri)
+            edit_lines(target, note_edits)
+            _index_note(by_store[name], embedder, cfg, target, warn)
+    return {"action": "forgotten" if yes else "would_forget", "query": query, "count": len(memories),
+            "memories": memories, "skipped": skipped}
 
 
 def _checked_record(stores, record_id, space, expected_hash) -> tuple[Store, dict, _Body]:
