@@ -8,7 +8,7 @@ import sys
 import click
 
 from indexer.cli.common import CliContext, pass_ctx, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
 from indexer.errors import InputError
 
 SPACE = click.option("--space", help="Memory space (a user or character), e.g. alice; default: notes outside spaces/.")
