@@ -55,8 +55,8 @@ def timed_import(home: Path, src: Path) -> dict:
     with Memory(home=home) as mem:
         t0 = time.perf_counter()
         rep = mem.import_notes(src)
-        return {"seconds": round(time.perf_counter() - t0, 2), "added": rep.added, "notes": rep.notes,
-                "present": rep.present}
+        return {"seconds": round(time.perf_counter() - t0, 2), "added": rep["added"], "notes": rep["notes"],
+                "present": rep["present"]}
 
 
 def http_calls(home: Path, run: Path, calls: int) -> dict:

@@ -52,7 +52,7 @@ def server(tmp_path_factory):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
     proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
                              f"127.0.0.1:{port}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    srv = Server(home, port, proc)
+    srv = Server(home, port, proc, env)
     try:
         assert eventually(srv.up, timeout=120, every=0.2), proc.stdout.read1().decode() if proc.poll() else "no start"
         yield srv
@@ -62,8 +62,8 @@ def server(tmp_path_factory):
 
 
 class Server:
-    def __init__(self, home: Path, port: int, proc):
-        self.home, self.port, self.proc = home, port, proc
+    def __init__(self, home: Path, port: int, proc, env: dict):
+        self.home, self.port, self.proc, self.env = home, port, proc, env
 
     @property
     def token(self) -> str:
@@ -126,6 +126,16 @@ def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):
     assert server.call("GET", f"/memories/{upd['id']}")[0] == 404
     status, found = server.call("POST", "/search", {"query": "peanut", "user_id": "bob"})
     assert "peanut butter" in found["results"][0]["memory"]  # bob's memory untouched
+
+
+def test_an_import_while_the_daemon_serves_is_indexed_by_it_and_searchable_over_http(server):
+    export = Path(__file__).parent / "fixtures" / "imports" / "mem0" / "get_all.json"
+    out = subprocess.run([sys.executable, "-m", "indexer", "--home", str(server.home), "import", str(export),
+                          "--space", "family", "--json"], env=server.env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["added"] == 4 and json.loads(out.stdout)["indexed"]
+    status, found = server.call("POST", "/search", {"query": "vegetarian peanuts", "user_id": "family"})
+    assert status == 200 and "vegetarian" in found["results"][0]["memory"]
 
 
 def test_without_the_token_nothing_is_answered(server):
@@ -191,10 +201,11 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
                             results[name + "!"] = await s.call_tool(name, TOOL_ERRORS[name])
         return names, results
 
+    from indexer import config
     from indexer.mcp.server import build_server
 
     names, results = asyncio.run(session_run())
-    stdio = [t.name for t in asyncio.run(build_server(None).list_tools())]  # what `mdmem mcp` lists
+    stdio = [t.name for t in asyncio.run(build_server(None, cfg=config.load(home=server.home, env={})).list_tools())]  # what `mdmem mcp` lists
     assert names == stdio and len(names) == 8
     assert set(names) <= set(TOOL_ARGS), "a new tool: give it arguments in TOOL_ARGS"
     for name in names:

@@ -63,7 +63,7 @@ def test_formats_are_recognised_from_content_not_names(tmp_path):
 def test_chat_becomes_dated_journal_items_in_the_characters_space(make_memory):
     mem = make_memory()
     rep = mem.import_notes(CHAT)
-    assert rep.added == 5 and rep.indexed  # the empty system message carries nothing
+    assert rep["added"] == 5 and rep["indexed"]  # the empty system message carries nothing
     day1 = (mem.cfg.home / "spaces/Seraphina/journal/2024-06-05.md").read_text(encoding="utf-8")
     assert "- 14:58: **Mira:** Thank you. I'm allergic to moonpetal" in day1
     assert "\n\n  Rest now; the wards" in day1  # a second paragraph stays inside its message's item
@@ -100,7 +100,7 @@ def test_card_books_go_to_the_characters_space_json_and_png(make_memory):
 def test_mem0_export_lands_in_each_users_or_agents_space(make_memory):
     mem = make_memory(embedder=None)
     rep = mem.import_notes(MEM0)
-    assert rep.added == 4 and rep.notes == 3
+    assert rep["added"] == 4 and rep["notes"] == 3
     alice = (mem.cfg.home / "spaces/alice/user/fact.md").read_text(encoding="utf-8")
     assert "- 2024-07-20: Is vegetarian and allergic to peanuts\n- 2024-07-21: Works as a nurse" in alice
     assert "- 2024-08-03: 喜欢在周末爬山" in (mem.cfg.home / "spaces/wei/user/fact.md").read_text(encoding="utf-8")
@@ -119,13 +119,13 @@ def test_a_second_run_adds_nothing_and_a_grown_chat_adds_only_its_new_messages(t
     first = mem.import_notes(FIXTURES)
     before = notes_under(mem.cfg.home)
     again = mem.import_notes(FIXTURES)
-    assert first.added == 17 and again.added == 0 and again.present == 17 and again.written == []
+    assert first["added"] == 17 and again["added"] == 0 and again["present"] == 17 and again["written"] == []
     assert notes_under(mem.cfg.home) == before
     grown = tmp_path / "grown.jsonl"
     line = {"name": "Mira", "is_user": True, "send_date": "2024-6-6 @10h 00m 00s 000ms", "mes": "Let's go at dawn."}
     grown.write_text(CHAT.read_text(encoding="utf-8") + json.dumps(line) + "\n", encoding="utf-8")
     rep = mem.import_notes(grown)
-    assert rep.added == 1 and rep.present == 5
+    assert rep["added"] == 1 and rep["present"] == 5
     day2 = (mem.cfg.home / "spaces/Seraphina/journal/2024-06-06.md").read_text(encoding="utf-8")
     assert day2.count("**Mira:**") == 2 and day2.rstrip().endswith("- 10:00: **Mira:** Let's go at dawn.")
 
@@ -144,7 +144,7 @@ def test_an_edited_note_keeps_the_users_edits_and_gets_only_what_it_lacks(make_m
 def test_dry_run_writes_nothing(make_memory):
     mem = make_memory(embedder=None)
     rep = mem.import_notes(FIXTURES, dry_run=True)
-    assert rep.added == 17 and rep.notes == 8 and rep.written == []
+    assert rep["added"] == 17 and rep["notes"] == 8 and rep["written"] == []
     assert notes_under(mem.cfg.home) == {}
 
 
@@ -157,7 +157,7 @@ def test_secrets_in_old_chats_are_masked_before_they_reach_a_note(tmp_path, make
     mem = make_memory(embedder=None)
     rep = mem.import_notes(chat)
     text = (mem.cfg.home / "spaces/Bot/journal/2024-06-05.md").read_text(encoding="utf-8")
-    assert rep.redacted == 1 and key not in text and "my key is" in text
+    assert rep["redacted"] == 1 and key not in text and "my key is" in text
 
 
 def test_a_malformed_file_names_file_and_line_and_nothing_is_written(tmp_path, make_memory):
@@ -197,7 +197,7 @@ def test_a_folder_skips_files_of_other_kinds_with_a_warning(tmp_path, make_memor
     mem = make_memory(embedder=None)
     mem._warn = warnings.append
     rep = mem.import_notes(folder)
-    assert rep.added == 4 and rep.skipped == [str(folder / "settings.json")] and "settings.json" in warnings[0]
+    assert rep["added"] == 4 and rep["skipped"] == [str(folder / "settings.json")] and "settings.json" in warnings[0]
 
 
 def test_cli_import_prints_a_summary_then_adds_nothing_the_second_time(tmp_path):

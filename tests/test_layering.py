@@ -22,7 +22,7 @@ ALLOWED = {
     "indexer.ops": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
     "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder"},
     "indexer.remote": BASE | {"indexer.protocol"},
-    "indexer.mcp": BASE | {"indexer.notes", "indexer.ops", "indexer.protocol"},
+    "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.protocol"},
     "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
                               "indexer.memory", "indexer.log", "indexer.remote", "indexer.protocol", "indexer.mcp"},
     "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",

@@ -129,4 +129,6 @@ def test_a_record_holding_several_paragraphs_is_not_replaced_by_one_text(make_me
         mem.update(hit.id, "We flew.")
     with pytest.raises(InputError, match="separate items"):
         mem.forget(hit.id)
+    res = mem.forget_matching("night train terracotta", yes=True)
+    assert res["count"] == 0 and [s["id"] for s in res["skipped"]] == [hit.id]
     assert (mem.cfg.home / "notes/trip.md").read_text(encoding="utf-8") == doc

@@ -8,7 +8,7 @@ import sys
 import click
 
 from indexer.cli.common import CliContext, pass_ctx, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer.errors import MdmemError
 from indexer.notes.append import TYPES
@@ -68,7 +68,7 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, as_json, spac
 def mcp(c: CliContext, verbose):
     """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
     from indexer.mcp.server import serve_stdio
-    serve_stdio(c.memory(), verbose=verbose)
+    serve_stdio(backend(c), c.config(), verbose=verbose)
 
 
 COMMANDS: list = [add, recall, mcp]

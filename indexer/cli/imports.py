@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import click
 
+from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx, progress_bar
 from indexer.notes.imports_formats import FORMATS
 
@@ -23,16 +23,17 @@ from indexer.notes.imports_formats import FORMATS
 @pass_ctx
 def import_(c: CliContext, path, fmt, space, scope, dry_run, as_json):
     """Import a file or folder; a second run adds nothing, a bad file stops the import before any write."""
-    rep = c.memory().import_notes(path, format=fmt, space=space, scope=scope, dry_run=dry_run,
-                                  progress=progress_bar("importing"))
+    # a running daemon reads the files and indexes through its writer, so the path must not depend on our cwd
+    rep = backend(c).import_notes(str(path.expanduser().resolve()), format=fmt, space=space, scope=scope,
+                                  dry_run=dry_run, progress=progress_bar("importing"))
     if as_json:
-        click.echo(json.dumps(asdict(rep), ensure_ascii=False))
+        click.echo(json.dumps(rep, ensure_ascii=False))
         return
-    kinds = ", ".join(f"{n} {k}" for k, n in sorted(rep.formats.items())) or "nothing importable"
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(rep["formats"].items())) or "nothing importable"
     verb = "would add" if dry_run else "added"
-    click.echo(f"{rep.files} files ({kinds}): {verb} {rep.added} memories to {rep.notes} notes, "
-               f"{rep.present} already there" + (f", {rep.redacted} with secrets masked" if rep.redacted else "")
-               + (f", {len(rep.skipped)} files skipped" if rep.skipped else "") + f" in {rep.seconds:.2f}s")
+    click.echo(f"{rep['files']} files ({kinds}): {verb} {rep['added']} memories to {rep['notes']} notes, "
+               f"{rep['present']} already there" + (f", {rep['redacted']} with secrets masked" if rep['redacted'] else "")
+               + (f", {len(rep['skipped'])} files skipped" if rep['skipped'] else "") + f" in {rep['seconds']:.2f}s")
 
 
 COMMANDS: list = [import_]

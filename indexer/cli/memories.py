@@ -8,7 +8,7 @@ import sys
 import click
 
 from indexer.cli.common import CliContext, pass_ctx, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
 from indexer.errors import InputError
 
 SPACE = click.option("--space", help="Memory space (a user or character), e.g. alice; default: notes outside spaces/.")
@@ -96,8 +96,10 @@ def forget(c: CliContext, record_id, query, yes, limit, space, expected_hash, as
     if as_json:
         _echo_json(res)
         return
+    for s in res.get("skipped", []):
+        warn(f"left {s['id']} ({s['uri']}) alone: {s['reason']}")
     if not res["memories"]:
-        click.echo("nothing matches", err=True)
+        click.echo("nothing matches" if not res.get("skipped") else "nothing to forget", err=True)
         return
     verb = "forgot" if res["action"] == "forgotten" else "would forget"
     for m in res["memories"]:

@@ -14,7 +14,9 @@ from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, T
 from pydantic import Field, ValidationError
 
 from indexer.errors import MdmemError
+from indexer.index.stores import store_roots
 from indexer.mcp.shape import compact, invalid_arguments, plain
+from indexer.notes.scanner import NoteFilter
 from indexer.notes.spaces import space_of
 
 MAX_NOTE_RESOURCES = 2000  # beyond this, listing resources costs clients more than it helps
@@ -55,9 +57,9 @@ def version() -> str:
 class _Server(MCPServer):
     """MCPServer whose refusals are one plain sentence and whose resources are the notes as they are now."""
 
-    def __init__(self, mem, lock, **kwargs):
+    def __init__(self, mem, cfg, lock, **kwargs):
         super().__init__(**kwargs)
-        self.mem, self.lock = mem, lock
+        self.mem, self.cfg, self.lock = mem, cfg, lock
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         try:
@@ -72,18 +74,15 @@ class _Server(MCPServer):
             return error(plain(f"no tool {name}; the tools are {tools}") if name not in tools else plain(str(exc)))
 
     async def list_resources(self) -> list[Resource]:
+        """The notes as the folders hold them now (read from disk, not the index)."""
         out = []
-        try:
-            with self.lock:
-                stores = self.mem.stores("all") if hasattr(self.mem, "stores") else []
-                for st in stores:
-                    for uri, _path in st.filter.walk():
-                        if len(out) >= MAX_NOTE_RESOURCES:
-                            return out
-                        out.append(Resource(uri=f"{SCHEME}{st.name}/{uri}", name=f"{st.name}:{uri}",
-                                            mime_type="text/markdown"))
-        except MdmemError as exc:
-            log.warning("cannot list notes: %s", exc)
+        for name, root in store_roots(self.cfg):
+            if not root.is_dir():
+                continue
+            for uri, _path in NoteFilter(root, self.cfg.follow_symlinks).walk():
+                if len(out) >= MAX_NOTE_RESOURCES:
+                    return out
+                out.append(Resource(uri=f"{SCHEME}{name}/{uri}", name=f"{name}:{uri}", mime_type="text/markdown"))
         return out
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
@@ -108,10 +107,14 @@ def error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def build_server(mem, lock: threading.Lock | None = None, name: str = "mdmem") -> MCPServer:
-    """An MCP server over one open Memory (or anything with its methods); calls on it are serialised by lock."""
+def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = "mdmem") -> MCPServer:
+    """An MCP server over one memory backend (`Memory`, or the daemon's client with its cfg).
+
+    Calls on the backend are serialised by lock: one `Memory` is not shared between threads.
+    """
+    cfg = cfg or mem.cfg
     lock = lock or threading.Lock()
-    server = _Server(mem, lock, name=name, title="mdmem long-term memory", instructions=INSTRUCTIONS,
+    server = _Server(mem, cfg, lock, name=name, title="mdmem long-term memory", instructions=INSTRUCTIONS,
                      version=version(), log_level="WARNING")
 
     def run(call, shape=lambda r: r):
@@ -201,9 +204,9 @@ def build_server(mem, lock: threading.Lock | None = None, name: str = "mdmem") -
     return server
 
 
-def serve_stdio(mem, verbose: bool = False) -> None:
+def serve_stdio(mem, cfg=None, verbose: bool = False) -> None:
     """Serve over stdin/stdout; stderr carries only real problems unless verbose."""
-    server = build_server(mem)
+    server = build_server(mem, cfg)
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     log.setLevel(logging.INFO if verbose else logging.ERROR)
     server.run("stdio")

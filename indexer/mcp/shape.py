@@ -8,7 +8,8 @@ from indexer.ops.recall import memory_text
 
 COMPACT_CHARS = 120
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
-_CLI_EXAMPLE = re.compile(r"[,;]?\s*(?:e\.g\.|such as|for example)?\s*`?mdmem [^`;]*`?(?=$|;)")
+# "…, e.g. mdmem search \"backup plan\"" and "…; e.g. --limit 10": shell examples an MCP caller cannot type
+_CLI_EXAMPLE = re.compile(r"[,;]?\s*(?:e\.g\.|for example)\s+(?:`?mdmem |--)[^;]*")
 _ARG_NAMES = {"match": "query", "expect-hash": "expected_hash", "yes": "confirm"}
 
 

@@ -61,8 +61,16 @@ def edit_lines(target: Target, edits: list[LineEdit]) -> bytes:
                 return new
             if now is None:
                 raise ConflictError(f"{target.uri} was deleted right after the edit; restore it from your editor")
-            base = expect = now  # an editor's save replaced ours right after: edit their text again
+            if not _unedited(now, ordered):
+                return now  # their save holds our edit, or changed those very lines: either way it stands
+            base = expect = now  # an editor's save from before ours replaced it: edit their text again
     raise NoteError(f"{target.uri}: the note kept changing while editing; try again when it is not being edited")
+
+
+def _unedited(data: bytes, edits: list[LineEdit]) -> bool:
+    """Whether every range still reads what the caller saw (so the edit is not in this text)."""
+    lines = note_lines(data)
+    return all(e.end <= len(lines) and range_text(lines, e.start, e.end) == e.expect.rstrip() for e in edits)
 
 
 def apply_edits(uri: str, data: bytes | None, edits: list[LineEdit]) -> bytes:

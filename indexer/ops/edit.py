@@ -15,7 +15,6 @@ from indexer.notes.edit_lines import LineEdit, edit_lines, note_lines, note_targ
 from indexer.notes.privacy import screen
 from indexer.notes.scanner import read_note
 from indexer.notes.spaces import space_name, space_of
-from indexer.ops import sync
 from indexer.ops.add import MAX_ADD_CHARS
 from indexer.ops.get import find_record, record_dict
 from indexer.ops.search import make_query, search
@@ -34,9 +33,12 @@ class _Body:
     text: str
 
 
-def update_memory(stores: list[Store], embedder, cfg, record_id: str, text: str, space: str | None = None,
-                  expected_hash: str | None = None, redact: bool = False, warn=None) -> dict:
-    """Replace one memory's text in its note (a list item keeps its marker and date) and index it now."""
+def update_memory(record_id: str, text: str, *, stores: list[Store], writes, warn, space: str | None = None,
+                  expected_hash: str | None = None, redact: bool = False) -> dict:
+    """Replace one memory's text in its note (a list item keeps its marker and date) and index it now.
+
+    `writes` changes the index (at once in-process, as writer jobs under the daemon).
+    """
     if not isinstance(text, str) or not text.strip():
         raise InputError("give the memory's new text; to remove it use forget")
     if len(text) > MAX_ADD_CHARS:
@@ -47,51 +49,60 @@ def update_memory(stores: list[Store], embedder, cfg, record_id: str, text: str,
     target = note_target(st.name, st.root, row["uri"])
     edit_lines(target, [LineEdit(body.start, body.end, body.text, new)])
     end = body.start + new.count("\n")
-    indexed, new_row = _index_note(st, embedder, cfg, target, warn, carry=(row, body.start))
-    return {"action": "updated", "id": new_row["id"] if new_row else None, "previous_id": row["id"],
+    indexed, new_id = _index_note(writes, target, warn, carry=(row, body.start))
+    return {"action": "updated", "id": new_id, "previous_id": row["id"],
             "uri": row["uri"], "store": st.name, "space": space_of(row["uri"]), "start_line": body.start,
             "end_line": end, "hash": sha256_text(new.rstrip()), "redacted": redacted, "indexed": indexed}
 
 
-def forget_memory(stores: list[Store], embedder, cfg, record_id: str, space: str | None = None,
-                  expected_hash: str | None = None, warn=None) -> dict:
+def forget_memory(record_id: str, *, stores: list[Store], writes, warn, space: str | None = None,
+                  expected_hash: str | None = None) -> dict:
     """Remove one memory's lines from its note (its headings stay) and drop it from the index now."""
     st, row, body = _checked_record(stores, record_id, space_name(space), expected_hash)
     target = note_target(st.name, st.root, row["uri"])
     edit_lines(target, [LineEdit(body.start, body.end, body.text, None)])
-    indexed, _ = _index_note(st, embedder, cfg, target, warn)
+    indexed, _ = _index_note(writes, target, warn)
     return {"action": "forgotten", "id": row["id"], "uri": row["uri"], "store": st.name,
             "space": space_of(row["uri"]), "start_line": body.start, "end_line": body.end, "text": body.text,
             "indexed": indexed}
 
 
-def forget_matching(stores: list[Store], embedder, cfg, query: str, space: str | None = None, yes: bool = False,
-                    limit: int | None = None, warn=None) -> dict:
-    """The memories a query finds (sharing its words, or close in meaning); removed only with yes."""
+def forget_matching(query: str, *, stores: list[Store], embedder, cfg, writes, warn, space: str | None = None,
+                    yes: bool = False, limit: int | None = None) -> dict:
+    """The memories a query finds (sharing its words, or close in meaning); removed only with yes.
+
+    A memory that cannot be removed on its own (several items in one chunk, or changed since it
+    was indexed) is listed under "skipped" with the reason, and left alone.
+    """
     q = make_query(cfg, query, limit=limit, explain=True, space=space)
-    hits = [h for h in search(stores, embedder, cfg, q, bump=False)
+    hits = [h for h in search(stores, embedder, cfg, q)
             if h.explain.get("bm25") is not None or (h.explain.get("cosine") or 0.0) >= FORGET_MIN_COSINE]
     by_store = {st.name: st for st in stores}
-    found = []
+    notes: dict[tuple[str, str], list[str]] = {}
     for h in hits:
-        rows = sql.chunks_by_ids(by_store[h.store].con, [h.id])
-        if rows:
-            found.append((by_store[h.store], rows[0]))
-    listed = [record_dict(st.name, row) for st, row in found]
-    if not yes:
-        return {"action": "would_forget", "query": query, "count": len(listed), "memories": listed}
-    done = []
-    for uri_key in dict.fromkeys((st.name, row["uri"]) for st, row in found):  # one edit per note
-        st = by_store[uri_key[0]]
-        rows = [row for s, row in found if (s.name, row["uri"]) == uri_key]
-        lines = note_lines(read_note(st.root / uri_key[1], uri_key[1])[0])
-        bodies = [_body(lines, row) for row in rows]
-        target = note_target(st.name, st.root, uri_key[1])
-        edit_lines(target, [LineEdit(b.start, b.end, b.text, None) for b in bodies])
-        _index_note(st, embedder, cfg, target, warn)
-        done += [{**record_dict(st.name, row), "text": b.text, "start_line": b.start, "end_line": b.end}
-                 for row, b in zip(rows, bodies)]
-    return {"action": "forgotten", "query": query, "count": len(done), "memories": done}
+        notes.setdefault((h.store, h.uri), []).append(h.id)
+    memories, skipped, edits = [], [], {}
+    for (name, uri), ids in notes.items():  # one read and one edit per note
+        st = by_store[name]
+        lines = note_lines(read_note(st.root / uri, uri)[0])
+        for row in sql.chunks_by_ids(st.con, ids):
+            try:
+                if range_text(lines, row["start_line"], row["end_line"]) != row["content"]:
+                    raise ConflictError("the note changed since it was indexed")
+                body = _body(lines, row)
+            except (InputError, ConflictError) as exc:
+                skipped.append({"id": row["id"], "uri": uri, "store": name, "reason": str(exc)})
+                continue
+            edits.setdefault((name, uri), []).append(LineEdit(body.start, body.end, body.text, None))
+            memories.append({**record_dict(name, row), "text": body.text, "start_line": body.start,
+                             "end_line": body.end})
+    if yes:
+        for (name, uri), note_edits in edits.items():
+            target = note_target(name, by_store[name].root, uri)
+            edit_lines(target, note_edits)
+            _index_note(writes, target, warn)
+    return {"action": "forgotten" if yes else "would_forget", "query": query, "count": len(memories),
+            "memories": memories, "skipped": skipped}
 
 
 def _checked_record(stores, record_id, space, expected_hash) -> tuple[Store, dict, _Body]:
@@ -150,24 +161,18 @@ def _as_item(old: str, text: str) -> str:
     return "\n".join([prefix + lines[0].strip()] + [(indent + ln.rstrip()) if ln.strip() else "" for ln in lines[1:]])
 
 
-def _index_note(st: Store, embedder, cfg, target, warn, carry: tuple[dict, int] | None = None):
-    """Index the edited note now: (indexed, the new record's row or None).
+def _index_note(writes, target, warn, carry: tuple[dict, int] | None = None) -> tuple[bool, str | None]:
+    """Index the edited note now: (indexed, the id of the record now at the carried line, or None).
 
-    With carry (old row, first line) the new record keeps the old counters. The note is written
+    With carry (old row, first line) that record keeps the old counters. The note is written
     either way; when indexing fails the daemon or `mdmem index` catches up.
     """
     try:
-        sync.index_paths(st, [target.path], embedder, cfg, warn=warn)
+        writes.index_note(target.store, target.path)
         if carry is None:
             return True, None
         old, first = carry
-        row = next((r for r in sql.chunks_for_uri(st.con, target.uri) if r["start_line"] <= first <= r["end_line"]),
-                   None)
-        if row is not None:
-            with db.transaction(st.con):
-                sql.carry_counters(st.con, row["id"], old)
-        return True, row
+        return True, writes.carry_counters(target.store, target.uri, first, old)
     except (MdmemError, db.Error) as exc:
-        if warn:
-            warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
+        warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
         return False, None

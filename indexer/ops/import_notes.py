@@ -14,7 +14,6 @@ from indexer.notes.imports_formats import import_files, parse_file
 from indexer.notes.imports_model import ImportedNote, note_header, render_entry
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_uri
-from indexer.ops.sync import index_paths
 
 
 @dataclass
@@ -41,8 +40,11 @@ class _Plan:
 
 
 def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None = None, scope: str = "global",
-                dry_run: bool = False, stores=(), embedder=None, progress=None, warn=None) -> ImportReport:
-    """Import a file or folder into the store of `scope`; nothing is written unless every file parses."""
+                dry_run: bool = False, index_note=None, progress=None, warn=None) -> ImportReport:
+    """Import a file or folder into the store of `scope`; nothing is written unless every file parses.
+
+    index_note(store, path) makes a written note searchable (the store's writer, in a daemon).
+    """
     t0 = time.perf_counter()
     warn = warn or (lambda message: None)
     root = _root(cfg, scope)
@@ -66,8 +68,8 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
         report.added += plan.count
         if progress:
             progress(done, len(plans))
-    if report.written:
-        report.indexed = _index(stores, scope, [root / uri for uri in report.written], embedder, cfg, warn)
+    if report.written and index_note is not None:
+        report.indexed = _index(index_note, scope, [root / uri for uri in report.written], warn)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -123,13 +125,11 @@ def _plan(root: Path, scope: str, note: ImportedNote, report: ImportReport) -> _
     return _Plan(target=target, header=note_header(note), text=joiner.join(blocks), count=len(blocks))
 
 
-def _index(stores, scope: str, paths: list[Path], embedder, cfg: Config, warn) -> bool:
+def _index(index_note, scope: str, paths: list[Path], warn) -> bool:
     """Make the imported memories searchable now; the notes are written either way (the daemon catches up)."""
-    st = next((s for s in stores if s.name == scope), None)
-    if st is None:
-        return False
     try:
-        index_paths(st, paths, embedder, cfg, warn=warn)
+        for path in paths:
+            index_note(scope, path)
         return True
     except (MdmemError, db.Error) as exc:
         warn(f"imported notes written but not indexed yet ({exc}); run `mdmem index`")
