@@ -199,7 +199,7 @@ class Memory:
         from dataclasses import asdict
         from indexer.ops.import_notes import import_path
         return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
-                                  index_note=self.writes.index_note, progress=progress, warn=self._warn))
+                                  index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
@@ -228,8 +228,11 @@ class LocalWrites:
         return counters.reinforce(self._store(store), chunk_id)
 
     def index_note(self, store: str, path: Path) -> None:
+        self.index_notes(store, [path])
+
+    def index_notes(self, store: str, paths: list[Path]) -> None:
         from indexer.ops.sync import index_paths
-        index_paths(self._store(store), [path], self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
+        index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
         return counters.carry(self._store(store), uri, line, old)

@@ -40,10 +40,10 @@ class _Plan:
 
 
 def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None = None, scope: str = "global",
-                dry_run: bool = False, index_note=None, progress=None, warn=None) -> ImportReport:
+                dry_run: bool = False, index_notes=None, progress=None, warn=None) -> ImportReport:
     """Import a file or folder into the store of `scope`; nothing is written unless every file parses.
 
-    index_note(store, path) makes a written note searchable (the store's writer, in a daemon).
+    index_notes(store, paths) makes the written notes searchable (the store's writer, in a daemon).
     """
     t0 = time.perf_counter()
     warn = warn or (lambda message: None)
@@ -68,8 +68,8 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
         report.added += plan.count
         if progress:
             progress(done, len(plans))
-    if report.written and index_note is not None:
-        report.indexed = _index(index_note, scope, [root / uri for uri in report.written], warn)
+    if report.written and index_notes is not None:
+        report.indexed = _index(index_notes, scope, [root / uri for uri in report.written], warn)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -125,11 +125,10 @@ def _plan(root: Path, scope: str, note: ImportedNote, report: ImportReport) -> _
     return _Plan(target=target, header=note_header(note), text=joiner.join(blocks), count=len(blocks))
 
 
-def _index(index_note, scope: str, paths: list[Path], warn) -> bool:
+def _index(index_notes, scope: str, paths: list[Path], warn) -> bool:
     """Make the imported memories searchable now; the notes are written either way (the daemon catches up)."""
     try:
-        for path in paths:
-            index_note(scope, path)
+        index_notes(scope, paths)
         return True
     except (MdmemError, db.Error) as exc:
         warn(f"imported notes written but not indexed yet ({exc}); run `mdmem index`")
