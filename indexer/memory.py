@@ -1,4 +1,4 @@
-"""The library face of mdmem: `Memory` opens the stores once and serves index, search and stats."""
+"""The library face of mdmem: `Memory` opens the stores once and runs every operation on them in-process."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from indexer import config as config_mod
 from indexer.index import sql
 from indexer.config import Config
 from indexer.embedder import load_embedder
-from indexer.models import Hit
+from indexer.models import Hit, VerifyReport
+from indexer.ops import counters
 from indexer.ops.rebuild import rebuild_store
 from indexer.ops.search import make_query, search
 from indexer.index.stores import Store, open_store, store_roots
-from indexer.ops.sync import SyncReport, sync_store
+from indexer.models import SyncReport
+from indexer.ops.sync import sync_store
 
 
 class Memory:
@@ -25,7 +27,8 @@ class Memory:
     """
 
     def __init__(self, home: str | Path | None = None, project: str | Path | None = None, *,
-                 cfg: Config | None = None, embedder=None, warn=None, available=None, **settings):
+                 cfg: Config | None = None, embedder=None, warn=None, available=None, writes=None,
+                 read_only: bool = False, **settings):
         self.cfg = cfg or config_mod.load(home=Path(home) if home else None,
                                           project=Path(project) if project else None, **settings)
         self._embedder = embedder
@@ -33,6 +36,9 @@ class Memory:
         self._warn = warn or (lambda message: None)
         # the daemon's readers skip a store whose root is gone (no hits) instead of creating it again
         self._available = available or (lambda name: True)
+        # a daemon's reader opens read-only connections and hands every write to the store's writer
+        self._read_only = read_only
+        self.writes = writes or LocalWrites(self)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -50,7 +56,8 @@ class Memory:
             if not self._available(name):
                 continue
             if name not in self._stores:
-                self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+                self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
+                                                read_only=self._read_only)
             out.append(self._stores[name])
         return out
 
@@ -84,12 +91,15 @@ class Memory:
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               since=None, until=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access.
         since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them."""
         q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
-                       since=since, until=until)
-        return search(self.stores(scope), self.embedder, self.cfg, q, bump=bump)
+                       space=space, since=since, until=until)
+        hits = search(self.stores(scope), self.embedder, self.cfg, q)
+        if bump:
+            self.writes.record_access(hits)
+        return hits
 
     def stats(self, scope: str = "all") -> dict:
         out = {}
@@ -124,51 +134,110 @@ class Memory:
 
     # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
         Returns {"action": "appended"|"reinforced", "uri", "start_line", "end_line", "store", ...}.
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.ops.add import add_memory
-        return add_memory(self, text, type_=type, importance=importance, scope=scope, file=file, redact=redact)
+        return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
+                          writes=self.writes, warn=self._warn, type_=type, importance=importance, scope=scope,
+                          file=file, redact=redact, space=space)
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
-               max_chars: int | None = None, scope: str = "all", since=None, until=None) -> dict:
+               max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
+               until=None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
+        from indexer.notes.spaces import space_name
         from indexer.ops.recall import recall
-        return recall(self, query, context=context, limit=limit, max_chars=max_chars, scope=scope, since=since,
-                      until=until)
+        from indexer.ops.timespan import bounds
+        space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
+        bounds(since, until)  # so is a bad date
 
-    def recent(self, limit: int = 10, scope: str = "all") -> list[Hit]:
-        """The newest memories by their own date."""
-        from indexer.ops.recent import recent
-        return recent(self.stores(scope), limit)
+        def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
+            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False, space=space, since=since,
+                               until=until)
+
+        return recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
+                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+
+    # -- agents: read back, correct and forget one memory (logic in ops/get.py and ops/edit.py) -------
+    def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+        from indexer.ops.get import get_memory
+        return get_memory(self.stores(scope), ref, space=space)
+
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
+        """The newest memories, newest first."""
+        from indexer.ops.get import recent_records
+        return recent_records(self.stores(scope), limit, space=space)
+
+    def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
+               redact: bool = False) -> dict:
+        """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
+        from indexer.ops.edit import update_memory
+        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
+                             expected_hash=expected_hash, redact=redact)
+
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
+        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
+        from indexer.ops.edit import forget_memory
+        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
+                             expected_hash=expected_hash)
+
+    def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
+                        limit: int | None = None) -> dict:
+        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
+        from indexer.ops.edit import forget_matching
+        return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
+                               writes=self.writes, warn=self._warn, space=space, yes=yes, limit=limit)
+
+    def locate(self, id: str, scope: str = "all") -> str | None:
+        """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
+        from indexer.ops.locate import space_of_memory
+        return space_of_memory(self.stores(scope), id)
+
+    def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None) -> dict:
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
+        from dataclasses import asdict
+        from indexer.ops.import_notes import import_path
+        return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
+                                  index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------
-    def verify(self, scope: str = "all", repair: bool = False) -> list:
+    def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
-        from indexer.errors import CorruptIndexError
-        from indexer.ops.verify import damaged, needs_rebuild, repair_store, verify_store
-        reports = []
-        for name, _root in store_roots(self.cfg, scope):
-            try:
-                st = self.stores(name)[0]
-                rep = verify_store(st, self.cfg, self.embedder)
-            except CorruptIndexError as exc:
-                rep = damaged(name, exc)
-                if not repair:
-                    reports.append(rep)
-                    continue
-            if repair and not rep.ok:
-                if needs_rebuild(rep):
-                    self.rebuild(scope=name)
-                    done = ["rebuilt the whole index from the notes"]
-                    st = self.stores(name)[0]
-                else:
-                    done = repair_store(st, self.cfg, self.embedder, rep, warn=self._warn)
-                found = rep.found
-                rep = verify_store(st, self.cfg, self.embedder)
-                rep.repaired, rep.found = done, found
-            reports.append(rep)
-        return reports
+        from indexer.ops.verify import check_store
+        return [check_store(name, lambda n=name: self.stores(n)[0], self.cfg, self.embedder, repair,
+                            rebuild=lambda n=name: self.rebuild(scope=n), warn=self._warn)
+                for name, _root in store_roots(self.cfg, scope)]
+
+
+class LocalWrites:
+    """Index writes done at once on this process's own connections (no daemon serves the stores)."""
+
+    def __init__(self, mem: Memory):
+        self.mem = mem
+
+    def _store(self, name: str) -> Store:
+        return next(st for st in self.mem.stores(name) if st.name == name)
+
+    def record_access(self, hits: list[Hit]) -> None:
+        by_store = counters.ids_by_store(hits)
+        for st in self.mem.stores("all"):
+            counters.count_access(st, by_store.get(st.name, []))
+
+    def reinforce(self, store: str, chunk_id: str) -> float | None:
+        return counters.reinforce(self._store(store), chunk_id)
+
+    def index_note(self, store: str, path: Path) -> None:
+        self.index_notes(store, [path])
+
+    def index_notes(self, store: str, paths: list[Path]) -> None:
+        from indexer.ops.sync import index_paths
+        index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
+
+    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
+        return counters.carry(self._store(store), uri, line, old)

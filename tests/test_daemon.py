@@ -17,7 +17,7 @@ import polling
 from indexer import config
 from indexer.index import db
 from indexer.index import sql
-from indexer.daemon.rpc import Client, socket_path
+from indexer.remote import Client, socket_path
 from indexer.notes.scanner import NoteFilter
 
 DEADLINE = 10.0  # the issue asks for 2 s; CI machines are shared, so allow more and measure in bench/
@@ -380,7 +380,9 @@ def test_since_until_and_recent_go_through_the_daemon(served):
     assert [h["content"].split(": ", 1)[1] for h in json.loads(r.stdout)] == ["the kayak trip to the fjord"]
     r = served.cli("recall", "kayak trip", "--since", "2025-01-01", "--json")
     assert [m["date"] for m in json.loads(r.stdout)["memories"]] == ["2026-01-10"]
-    r = served.cli("recent", "--limit", "1", "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)[0]["kind"] == "memory", r.stderr
+    r = served.cli("recent", "--limit", "50", "--json")
+    assert r.returncode == 0, r.stderr
+    kayaks = [m["text"] for m in json.loads(r.stdout) if "kayak" in m["text"]]
+    assert kayaks == ["- 2026-01-10: the kayak trip to the lake", "- 2021-04-02: the kayak trip to the fjord"]
     r = served.cli("search", "kayak", "--since", "last tuesday")
-    assert r.returncode != 0 and "e.g. --since 2026-03-01" in r.stderr
+    assert r.returncode != 0 and "a day such as 2026-03-01 or an age such as 7d" in r.stderr

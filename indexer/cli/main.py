@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
+from indexer.cli.memories import SPACE
 from indexer.errors import InputError, MdmemError
 
 
@@ -32,7 +33,7 @@ def cli(ctx, home, project, embedder, st_model, device):
 @pass_ctx
 def index(c: CliContext):
     """Sync the index with the notes: new, changed and deleted files only."""
-    mem = c.memory()
+    mem = backend(c)
     for rep in mem.index(progress=progress_bar("indexing")):
         click.echo(f"{rep.store}: {rep.files} files, {rep.indexed} indexed, {rep.unchanged} unchanged, "
                    f"{rep.deleted} deleted, {rep.chunks_added} chunks added, {rep.chunks_removed} removed, "
@@ -62,9 +63,10 @@ def rebuild(c: CliContext, scope, no_cache):
 @click.option("--explain", is_flag=True, help="Show each score component.")
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
+@SPACE
 @click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit"]}; "-" for stdin.')
 @pass_ctx
-def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, since, until, batch):
+def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, since, until, batch, space):
     """Hybrid (full-text + vector) search over the global and project notes."""
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
@@ -73,7 +75,7 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
-                      since=since, until=until)
+                      space=space, since=since, until=until)
     print_hits(hits, as_json, explain)
 
 
@@ -118,7 +120,7 @@ def _batch_item(line: str) -> dict:
 @pass_ctx
 def stats(c: CliContext, scope, as_json):
     """Files, chunks and vectors per store, with counts by type."""
-    data = c.memory().stats(scope)
+    data = backend(c).stats(scope)
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False))
         return
@@ -145,9 +147,12 @@ def _register_extensions() -> None:
     """Commands that live in their own modules (daemon, agent tools, maintenance)."""
     from indexer.cli import agent as cli_agent
     from indexer.cli import daemon as cli_daemon
+    from indexer.cli import http as cli_http
+    from indexer.cli import imports as cli_imports
     from indexer.cli import maint as cli_maint
+    from indexer.cli import memories as cli_memories
     from indexer.cli import recent as cli_recent
-    for module in (cli_daemon, cli_agent, cli_maint, cli_recent):
+    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http, cli_recent):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -6,27 +6,28 @@ import json
 
 import click
 
+from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx
-from indexer.cli.daemon import backend
+from indexer.cli.memories import AS_JSON, SPACE
 
 
 @click.command()
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="How many memories.")
 @click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@SPACE
+@AS_JSON
 @pass_ctx
-def recent(c: CliContext, limit, scope, as_json):
+def recent(c: CliContext, limit, scope, space, as_json):
     """List the newest memories, newest first, each with its date and source lines."""
-    hits = backend(c).recent(limit=limit, scope=scope)
+    found = backend(c).recent(limit=limit, scope=scope, space=space)
     if as_json:
-        click.echo(json.dumps([h.to_dict() for h in hits], ensure_ascii=False))
+        click.echo(json.dumps(found, ensure_ascii=False))
         return
-    if not hits:
+    if not found:
         click.echo("no memories yet; add one with mdmem add \"...\"", err=True)
-    for h in hits:
-        when = (h.date or "").replace("T", " ")
-        text = " ".join(h.content.split())
-        click.echo(f"{when:<16}  [{h.store}] {h.uri}:{h.start_line}  {text}")
+    for m in found:
+        when = (m.get("date") or "").replace("T", " ")
+        click.echo(f"{when:<16}  [{m['store']}] {m['uri']}:{m['start_line']}  {' '.join(m['text'].split())}")
 
 
 COMMANDS: list = [recent]

@@ -13,11 +13,12 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import log
 from indexer.memory import Memory
+from indexer.daemon.reader import DaemonMemory
 from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
 from indexer.index.stores import identity, store_roots
-from indexer.daemon.store_writer import Reply, StoreWriter
+from indexer.daemon.store_writer import Job, Reply, StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
 
@@ -59,8 +60,10 @@ class StoreLock:
 class Daemon:
     """Everything `mdmem serve` runs; `run()` blocks until SIGTERM / SIGINT."""
 
-    def __init__(self, cfg: Config, embedder=None, reload_config=None):
+    def __init__(self, cfg: Config, embedder=None, reload_config=None, http=None):
         self.cfg = cfg
+        self._http_options = http  # (listen address, MCP server factory) for `serve --http`, else None
+        self.http = None
         self._embedder = embedder
         self._reload_config = reload_config
         self.stopping = threading.Event()
@@ -107,17 +110,21 @@ class Daemon:
             self.watcher = Watcher({n: w.root for n, w in self.writers.items()},
                                    {n: w.filter for n, w in self.writers.items()},
                                    self._on_paths, self.cfg.debounce_ms / 1000.0,
-                                   on_ignore_changed=lambda n: self.writers[n].submit("reconcile"),
-                                   on_lost=lambda n: self.writers[n].submit("reconcile"),
-                                   on_root_event=lambda n: self.writers[n].submit("root"))
+                                   on_ignore_changed=lambda n: self.writers[n].submit(Job.RECONCILE),
+                                   on_lost=lambda n: self.writers[n].submit(Job.RECONCILE),
+                                   on_root_event=lambda n: self.writers[n].submit(Job.ROOT))
             self.watcher.start()
             for w in self.writers.values():
-                w.submit("reconcile")
+                w.submit(Job.RECONCILE)
             first = self.reader()
             first.stores()  # open one reader's connections before the first request
             self.give_back(first)
             self.server = Server(self.cfg, self)
             self.server.start()
+            if self._http_options is not None:
+                from indexer.daemon.http import HttpServer
+                self.http = HttpServer(self, *self._http_options)
+                self.http.start()
             self.scheduler = Scheduler(self.cfg, self.enqueue_all)
             self.scheduler.start()
             self._log.info("daemon_ready", socket=str(self.server.path), polling=self.watcher.polling,
@@ -158,7 +165,7 @@ class Daemon:
         self.cfg = cfg
         for w in self.writers.values():
             w.cfg = cfg
-            w.submit("reconcile")  # .mdmemignore or chunking settings may have changed
+            w.submit(Job.RECONCILE)  # .mdmemignore or chunking settings may have changed
         self.watcher.debouncer.delay = cfg.debounce_ms / 1000.0
         self.scheduler.reload(cfg)
         self._drain_readers()
@@ -166,7 +173,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self.stopping.set()
-        for part in (self.scheduler, self.watcher, self.server):
+        for part in (self.scheduler, self.http, self.watcher, self.server):
             if part is not None:
                 try:
                     part.stop()
@@ -181,7 +188,7 @@ class Daemon:
 
     # -- work intake ----------------------------------------------------------------------------
     def _on_paths(self, name: str, paths: list[str]) -> None:
-        self.writers[name].submit("paths", paths)
+        self.writers[name].submit(Job.PATHS, paths)
 
     def enqueue_all(self, job: str) -> None:
         for w in self.writers.values():
@@ -228,8 +235,8 @@ class Daemon:
         try:
             return self._readers.get_nowait()
         except queue.Empty:
-            mem = Memory(cfg=self.cfg, embedder=self._embedder, available=self._open_store,
-                         warn=lambda m: self._log.warning("search_warning", reason=m))
+            mem = DaemonMemory(self, embedder=self._embedder, available=self._open_store,
+                               warn=lambda m: self._log.warning("search_warning", reason=m))
             self._born[id(mem)] = self._generation
             return mem
 
@@ -273,9 +280,9 @@ class Daemon:
         return out
 
 
-def serve(cfg: Config, reload_config=None, embedder=None) -> int:
+def serve(cfg: Config, reload_config=None, embedder=None, http=None) -> int:
     log.configure(cfg.log_level)
-    return Daemon(cfg, embedder=embedder, reload_config=reload_config).run()
+    return Daemon(cfg, embedder=embedder, reload_config=reload_config, http=http).run()
 
 
 def reload_from(home, project, settings: dict):

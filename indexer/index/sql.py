@@ -9,6 +9,7 @@ import numpy as np
 
 from indexer.index import db
 from indexer.errors import IndexMismatchError
+from indexer.notes.spaces import FOLDER, space_prefix
 
 SCHEMA_VERSION = "2"  # 2: kind and memory_date (one row per memory)
 
@@ -86,13 +87,8 @@ def create_vec_table(con, dim: int) -> None:
                 f"id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)")
 
 
-def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
-    """Record or check what built this index; returns whether vectors may be read and written.
-
-    An index built without vectors is upgraded in place; one built with another model is
-    never mixed: searching needs `mdmem rebuild`, and a text-only embedder just skips vectors.
-    """
-    meta = read_meta(con)
+def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokenizer: str) -> list[str]:
+    """What in the index's recorded identity disagrees with the configured one."""
     problems = []
     if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
@@ -102,8 +98,29 @@ def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) ->
     stored_model = meta.get("embedder")
     if dim and stored_model not in (None, "none", model_id):
         problems.append(f"embedder {stored_model} (configured {model_id})")
+    return problems
+
+
+def check_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Like bind_identity without writing (a reader's connection); whether vectors may be read."""
+    meta = read_meta(con)
+    problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
     if problems:
         raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    return bool(dim) and meta.get("embedder") == model_id and has_vec_table(con)
+
+
+def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Record or check what built this index; returns whether vectors may be read and written.
+
+    An index built without vectors is upgraded in place; one built with another model is
+    never mixed: searching needs `mdmem rebuild`, and a text-only embedder just skips vectors.
+    """
+    meta = read_meta(con)
+    problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
+    if problems:
+        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    stored_model = meta.get("embedder")
     if not dim:
         if stored_model is None:
             with db.transaction(con):
@@ -139,13 +156,13 @@ def chunks_for_uri(con, uri: str) -> list[dict]:
 
 
 def vector_for_id(con, chunk_id: str) -> np.ndarray | None:
-    if not has_vec_table(con):
-        return None
+    """A record's vector; the caller knows the store has vectors (Store.with_vec)."""
     found = db.rows(con, "SELECT embedding FROM chunks_vec WHERE id = ?", (chunk_id,))
     return db.blob_vector(found[0]["embedding"]).copy() if found else None
 
 
 def vector_for_hash(con, content_hash: str) -> np.ndarray | None:
+    """The vector of any record with this text (the caller knows the store has vectors)."""
     for r in db.rows(con, "SELECT id FROM chunks WHERE content_hash = ?", (content_hash,)):
         v = vector_for_id(con, r["id"])
         if v is not None:
@@ -209,14 +226,6 @@ def update_chunk_meta(con, chunk_id: str, fields: dict) -> None:
 
 def meta_differs(row: dict, fields: dict) -> bool:
     return any(row[k] != fields[k] for k in _META_FIELDS)
-
-
-def set_counters(con, chunk_id: str, counters: dict) -> None:
-    """Give a row the counters of the memory it continues (moved in from another note)."""
-    con.execute("UPDATE chunks SET reinforcement = ?, access_count = ?, accessed_at = ?, strength = ?,"
-                " created_at = ? WHERE id = ?",
-                (counters["reinforcement"], counters["access_count"], counters["accessed_at"],
-                 counters["strength"], counters["created_at"], chunk_id))
 
 
 def hashes_for_uri(con, uri: str) -> set[str]:
@@ -306,11 +315,37 @@ def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[s
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
 
 
-def fts_search(con, match: str, k: int, parent_dirs=None, under=None, since=None, until=None) -> list[dict]:
+def _space_bounds(space: str) -> tuple[str, str]:
+    """The uri range of a space: from `spaces/NAME/` up to the first string past it ("" = all of spaces/).
+
+    Ranges rather than LIKE: they use the uri index and need no escaping of names.
+    """
+    prefix = space_prefix(space) if space else FOLDER + "/"
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
+    """Add a space filter: None none, "" the default space (outside spaces/), NAME that space only."""
+    if space is None:
+        return where, params
+    low, high = _space_bounds(space)
+    if space:
+        return where + " AND c.uri >= ? AND c.uri < ?", [*params, low, high]
+    return where + " AND (c.uri < ? OR c.uri >= ?)", [*params, low, high]
+
+
+def has_spaces(con) -> bool:
+    """Whether any note of this store lives in a named space (else the default space is every row)."""
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", _space_bounds("")))
+
+
+def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None, since=None,
+               until=None) -> list[dict]:
     """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
     if not match:
         return []
     where, params = _filter_sql(parent_dirs, under, since, until)
+    where, params = _with_space(where, params, space)
     sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
            " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
            " ORDER BY bm25(chunks_fts, 1.0, 0.3, 0.6) LIMIT ?")
@@ -334,12 +369,14 @@ def chunk_count(con) -> int:
     return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
 
 
-def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, since=None, until=None) -> list[dict]:
+def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None, since=None,
+                  until=None) -> list[dict]:
     """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
     if not has_vec_table(con):
         return []
     blob = db.vector_blob(query_vec)
     where, params = _filter_sql(parent_dirs, under, since, until)
+    where, params = _with_space(where, params, space)
     if where:
         sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
                " JOIN chunks_vec v ON v.id = c.id WHERE 1" + where + " ORDER BY similarity DESC LIMIT ?")
@@ -350,9 +387,10 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, since=No
     return db.rows(con, sql, [blob, k])
 
 
-def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None) -> list[dict]:
-    """Chunks at least `threshold` cosine-similar to the vector, most similar first."""
-    found = vector_search(con, query_vec, k + 20 if exclude_uri else k)
+def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None,
+                 space: str | None = None) -> list[dict]:
+    """Chunks at least `threshold` cosine-similar to the vector, most similar first (space: as in searches)."""
+    found = vector_search(con, query_vec, k + 20 if exclude_uri else k, space=space)
     return [r for r in found if r["similarity"] >= threshold and r["uri"] != exclude_uri][:k]
 
 
@@ -389,10 +427,19 @@ def increment_access_count(con, ids: list[str]) -> None:
                     (now, now, i))
 
 
-def recent_memories(con, limit: int) -> list[dict]:
-    """The newest memories by their own date (later lines first within a day)."""
-    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'"
-                   " ORDER BY c.memory_date DESC, c.uri, c.start_line DESC LIMIT ?", (int(limit),))
+def carry_counters(con, chunk_id: str, old: dict) -> int:
+    """An edited memory keeps what it had earned: reinforcement, accesses, strength and age."""
+    return con.execute("UPDATE chunks SET reinforcement = ?, access_count = ?, accessed_at = ?, strength = ?,"
+                       " created_at = ? WHERE id = ?",
+                       (old["reinforcement"], old["access_count"], old["accessed_at"], old["strength"],
+                        old["created_at"], chunk_id)).getconnection().changes()
+
+
+def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
+    """The newest memories by their own date (then by when first indexed), optionally of one space."""
+    where, params = _with_space("", [], space)
+    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
+                   " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
 
 
 def get_stats(con) -> dict:
@@ -454,21 +501,12 @@ def delete_orphan_vectors(con) -> int:
     return len(orphans)
 
 
-def fts_in_step(con) -> bool:
-    """FTS5's own check that the index matches its content table (no orphan or missing rows)."""
-    try:
-        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-        return True
-    except db.Error:
-        return False
-
-
-def fts_rebuild(con) -> None:
-    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
-
-
 def fts_optimize(con) -> None:
     con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+
+
+def vec_version(con) -> str:
+    return con.execute("SELECT vec_version()").fetchall()[0][0]
 
 
 def wal_checkpoint(con) -> dict:

@@ -51,7 +51,7 @@ class Released:
         counters = {k: row[k] for k in _COUNTERS}
         fresh = self.added.pop(row["content_hash"], None)
         if fresh is not None and sql.chunk_exists(con, fresh[1]):
-            sql.set_counters(con, fresh[1], counters)
+            sql.carry_counters(con, fresh[1], counters)
         else:
             self.rows[row["content_hash"]] = (now, counters)
 

@@ -15,6 +15,7 @@ from indexer.config import Config
 from indexer.errors import InputError
 from indexer.models import Hit
 from indexer.index.stores import Store
+from indexer.notes.spaces import space_name, space_uri
 from indexer.notes.textseg import fts_match_expression, has_han, match_any
 
 MAX_QUERY_CHARS = 20_000
@@ -28,12 +29,14 @@ class Query:
     under: tuple[str, ...] = ()
     min_score: float = 0.0
     explain: bool = False
+    space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
     since: str | None = None  # ISO day: memories dated on or after it
     until: str | None = None  # ISO day: memories dated before it (the day after the --until day)
 
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
-               min_score: float | None = None, explain: bool = False, since=None, until=None) -> Query:
+               min_score: float | None = None, explain: bool = False, space: str | None = None,
+               since=None, until=None) -> Query:
     if not isinstance(text, str) or not text.strip():
         raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
     mode = mode or cfg.mode
@@ -49,9 +52,11 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
         raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
+    space = space_name(space)
+    under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
     since, until = timespan.bounds(since, until)
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=float(min_score), explain=explain, since=since, until=until)
+                 min_score=float(min_score), explain=explain, space=space, since=since, until=until)
 
 
 def _whole_number(value) -> int | None:
@@ -70,8 +75,8 @@ def _valid_text(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True) -> list[Hit]:
-    """Run one query over the stores and return one merged ranking (access counters bumped)."""
+def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
+    """Run one query over the stores and return one merged ranking; counting accesses is the caller's."""
     want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0
     qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
     match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or qvec is None else ""
@@ -110,10 +115,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
         hits.append(row_hit(c.row, key[0], score, explain))
     hits = episodes.lift(hits, q.text)
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
-    hits = hits[:q.limit]
-    if bump:
-        bump_access(stores, hits)
-    return hits
+    return hits[:q.limit]
 
 
 def dynamics_multiplier(row: dict, floor: float) -> float:
@@ -125,15 +127,16 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
     if match:
-        found = sql.fts_search(st.con, match, pool, under=q.under, since=q.since, until=q.until)
+        found = sql.fts_search(st.con, match, pool, under=q.under, space=space_filter(st, q.space), since=q.since,
+                               until=q.until)
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.bm25, c.fts_rank = r["bm25"], rank
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
-        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under, since=q.since,
-                                                   until=q.until), 1):
+        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under, space=space_filter(st, q.space),
+                                                   since=q.since, until=q.until), 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.similarity, c.vec_rank = r["similarity"], rank
         # full-text candidates the KNN pool missed still get their true cosine
@@ -145,6 +148,14 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     return words
 
 
+def space_filter(st: Store, space: str | None) -> str | None:
+    """The SQL filter for a space: its name, "" for the default space, None when the store has no spaces
+    (then the default space is every row and the faster unfiltered KNN applies)."""
+    if space:
+        return space
+    return "" if sql.has_spaces(st.con) else None
+
+
 def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     exp = feedback.expansion_terms(
@@ -152,7 +163,8 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, since=q.since, until=q.until):
+    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space),
+                            since=q.since, until=q.until):
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
         c.bm25_feedback = r["bm25"]
     return exp.words
@@ -164,22 +176,3 @@ def row_hit(r: dict, store_name: str, score: float, explain: dict | None = None)
                content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
                reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain, kind=r["kind"],
                date=r["memory_date"])
-
-
-def bump_access(stores: list[Store], hits: list[Hit]) -> None:
-    """Count each returned hit; never make a reader wait long behind a busy writer."""
-    by_store = {}
-    for h in hits:
-        by_store.setdefault(h.store, []).append(h.id)
-    for st in stores:
-        ids = by_store.get(st.name)
-        if not ids:
-            continue
-        st.con.set_busy_timeout(250)
-        try:
-            with db.transaction(st.con):
-                sql.increment_access_count(st.con, ids)
-        except db.BusyError:
-            pass  # a long write holds the lock; losing one count beats blocking the search
-        finally:
-            st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)

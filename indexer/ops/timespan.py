@@ -30,7 +30,8 @@ def parse_day(value, flag: str, today: date | None = None) -> date | None:
 
 
 def _bad(text: str, flag: str):
-    raise InputError(f"{flag} {text!r} is not a day or an age; use e.g. {flag} 2026-03-01, {flag} 7d, 2w or 3m")
+    raise InputError(f"{flag} {text!r} is not a day or an age; give a day such as 2026-03-01 or an age such as 7d, "
+                     "2w or 3m")
 
 
 def bounds(since=None, until=None, today: date | None = None) -> tuple[str | None, str | None]:
@@ -38,5 +39,5 @@ def bounds(since=None, until=None, today: date | None = None) -> tuple[str | Non
     lo = parse_day(since, "--since", today)
     hi = parse_day(until, "--until", today)
     if lo and hi and lo > hi:
-        raise InputError(f"--since {lo} is after --until {hi}; swap them, e.g. --since {hi} --until {lo}")
+        raise InputError(f"--since {lo} is after --until {hi}; swap the two days")
     return (lo.isoformat() if lo else None), ((hi + timedelta(days=1)).isoformat() if hi else None)

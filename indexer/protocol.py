@@ -1,0 +1,74 @@
+"""What every memory backend answers: the in-process `Memory` and the daemon's socket client alike."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from indexer.models import Hit, SyncReport, VerifyReport
+
+
+@runtime_checkable
+class MemoryAPI(Protocol):
+    """The operations the command line, MCP and HTTP call; a test holds both backends to these signatures."""
+
+    def index(self, scope: str = "all", progress=None) -> list[SyncReport]:
+        """Incremental sync: new, changed and deleted files only."""
+
+    def rebuild(self, scope: str = "all", no_cache: bool = False, progress=None) -> list[SyncReport]:
+        """Recreate the index from the Markdown and swap it in atomically."""
+
+    def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
+               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
+               space: str | None = None, since=None, until=None) -> list[Hit]:
+        """One merged ranking over the chosen stores; every returned hit counts as an access."""
+
+    def stats(self, scope: str = "all") -> dict:
+        """Files, chunks, vectors and counts by type, per store."""
+
+    def status(self, scope: str = "all") -> dict:
+        """Per store: files, chunks, last sync, and whether the index lags the notes."""
+
+    def decay(self, scope: str = "all") -> list[dict]:
+        """Recompute every chunk's strength now."""
+
+    def cleanup(self, scope: str = "all") -> list[dict]:
+        """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
+
+    def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
+            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
+        """Write one memory to its Markdown note (or reinforce its twin) and index it at once."""
+
+    def recall(self, query: str, context: str | None = None, limit: int | None = None,
+               max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
+               until=None) -> dict:
+        """The prompt-ready block {"text", "memories", "tier", "query"}."""
+
+    def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
+        """The newest memories by their own date, newest first."""
+
+    def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
+               redact: bool = False) -> dict:
+        """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
+
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
+        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
+
+    def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
+                        limit: int | None = None) -> dict:
+        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
+
+    def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None) -> dict:
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
+
+    def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
+        """Compare each store with its notes; with repair, re-index what differs and check again."""
+
+    def close(self) -> None:
+        """Release connections."""
+
+
+OPERATIONS = tuple(name for name in MemoryAPI.__dict__ if not name.startswith("_") and name != "close")
