@@ -4,9 +4,10 @@
 
 The memory note is written in the shape `mdmem add` gives it (front matter, a title, one
 `- YYYY-MM-DD: text` line per memory). The sections store holds the same texts as 10,000
-headed sections of one document. Edits replace one memory's words in place and poll the
-daemon's socket until the new words are found (the debounce is set to 0 ms; the default
-waits 300 ms for an editor's save to settle). Prints one JSON object.
+headed sections of one document. Edits add a word to one memory, save the note as editors
+do (a new file renamed over it; --in-place truncates and rewrites) and poll the daemon's socket
+until the new word is found. The debounce is 0 ms unless --debounce-ms is given (the daemon's
+default waits 300 ms for a save to settle). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -78,15 +79,26 @@ def search_times(home: Path, queries: list[str]) -> dict:
     return out
 
 
-def edit_latency(base: Path, home: Path, n: int, edits: int) -> dict:
+def save(path: Path, text: str, in_place: bool) -> None:
+    """As an editor saves: a new file renamed over the old one, or (in_place) truncated and rewritten."""
+    if in_place:
+        path.write_text(text, encoding="utf-8")
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def edit_latency(base: Path, home: Path, n: int, edits: int, debounce_ms: int, in_place: bool) -> dict:
     run_dir = base / "run"
-    run_dir.mkdir()
+    run_dir.mkdir(exist_ok=True)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(run_dir), "PYTHONPATH": str(REPO)}
     os.environ["XDG_RUNTIME_DIR"] = str(run_dir)
     cfg = config.load(home=home, env={})
     sock = socket_path(cfg)
     log = base / "serve.log"
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--debounce-ms", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--debounce-ms",
+                             str(debounce_ms)],
                             env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, cwd=str(REPO))
     path = home / "user" / "fact.md"
     try:
@@ -98,7 +110,7 @@ def edit_latency(base: Path, home: Path, n: int, edits: int) -> dict:
         for k in range(edits):
             i = rng.randrange(n)
             token = f"zqxedit{k}w{i}"
-            path.write_text(memory_note(n, {i: token}), encoding="utf-8")
+            save(path, memory_note(n, {i: token}), in_place)
             t_edit = time.perf_counter()
             while time.perf_counter() < t_edit + 60:
                 hits = client.call("search", {"query": token, "mode": "fts", "limit": 1, "bump": False})
@@ -123,6 +135,8 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=10)
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--edits-only", action="store_true", help="only index the memory note and time the edits")
+    ap.add_argument("--debounce-ms", type=int, default=0, help="the daemon's quiet time per path (default 0 here)")
+    ap.add_argument("--in-place", action="store_true", help="save by truncating and rewriting (default: rename)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     rng = random.Random(5)
@@ -135,7 +149,9 @@ def main() -> None:
             out["section_note"] = build(base / "sections", "notes/entries.md", section_note(args.memories))
             out["search_memory_note"] = search_times(base / "items", queries)
             out["search_section_note"] = search_times(base / "sections", queries)
-        out["one_line_edit_through_daemon"] = edit_latency(base, base / "items", args.memories, args.edits)
+        out["one_line_edit_through_daemon"] = edit_latency(base, base / "items", args.memories, args.edits,
+                                                           args.debounce_ms, args.in_place)
+        out["one_line_edit_through_daemon"].update(debounce_ms=args.debounce_ms, in_place=args.in_place)
     print(json.dumps(out, indent=1))
 
 

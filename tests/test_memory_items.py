@@ -207,3 +207,17 @@ def test_an_index_of_schema_1_is_migrated_and_asks_for_a_rebuild(make_memory):
     assert mem.stats()["global"]["memories"] == 3
     time.sleep(0)  # the rebuilt index answers at once
     assert mem.search("海鲜", limit=1)[0].kind == "memory"
+
+
+def test_a_note_emptied_then_written_again_reuses_its_vectors_and_counters(make_memory, counting):
+    mem = make_memory(global_notes={"user/facts.md": _note(ITEMS)}, embedder=counting)
+    st = mem.stores("global")[0]
+    before = _touch_all(st, "user/facts.md")
+    embedded = counting.documents
+    _write(mem, "user/facts.md", "")  # an editor that truncates before it writes, seen half-way
+    mem.index()
+    assert sql.chunks_for_uri(st.con, "user/facts.md") == []
+    _write(mem, "user/facts.md", _note(ITEMS))
+    mem.index()
+    assert counting.documents == embedded  # nothing embedded again
+    assert _counts(st, "user/facts.md") == before

@@ -32,20 +32,27 @@ class Step:
 
 @dataclass
 class Released:
-    """Counters of rows removed lately, by text hash: a memory that reappears in another note takes them."""
+    """Rows removed lately, by text hash: a memory that reappears (in another note, or in the same note
+    after a save that first truncated it) takes its counters back and needs no new embedding."""
 
-    rows: dict[str, tuple[float, dict]] = field(default_factory=dict)
+    rows: dict[str, tuple[float, dict]] = field(default_factory=dict)  # hash -> (when, counters)
+    vectors: dict[str, tuple[float, np.ndarray]] = field(default_factory=dict)
     added: dict[str, tuple[float, str]] = field(default_factory=dict)  # hash -> (when, id) of fresh rows
 
-    def _expire(self, now: float) -> None:
-        for book in (self.rows, self.added):
-            for h in [h for h, (t, _v) in book.items() if now - t > RELEASE_SECONDS or len(book) > MAX_RELEASED]:
-                del book[h]
-
-    def release(self, con, row: dict) -> None:
-        """A row is gone from its note: hand its counters to a fresh copy elsewhere, or keep them a while."""
+    def _keep(self, book: dict, key: str, value) -> None:
         now = time.time()
-        self._expire(now)
+        book.pop(key, None)
+        book[key] = (now, value)  # newest last: expiry looks at the front only
+        while book:
+            first = next(iter(book))
+            if now - book[first][0] <= RELEASE_SECONDS and len(book) <= MAX_RELEASED:
+                break
+            del book[first]
+
+    def release(self, con, row: dict, vector=None) -> None:
+        """A row is gone from its note: hand its counters to a fresh copy elsewhere, or keep them a while."""
+        if vector is not None:
+            self._keep(self.vectors, row["content_hash"], vector)
         if not (row["reinforcement"] or row["access_count"]):
             return
         counters = {k: row[k] for k in _COUNTERS}
@@ -53,17 +60,19 @@ class Released:
         if fresh is not None and sql.chunk_exists(con, fresh[1]):
             sql.carry_counters(con, fresh[1], counters)
         else:
-            self.rows[row["content_hash"]] = (now, counters)
+            self._keep(self.rows, row["content_hash"], counters)
 
     def claim(self, content_hash: str, chunk_id: str) -> dict | None:
         """Counters of a just-removed row with this text; else remember the fresh row for a later removal."""
-        now = time.time()
-        self._expire(now)
         found = self.rows.pop(content_hash, None)
-        if found is None:
-            self.added[content_hash] = (now, chunk_id)
+        if found is None or time.time() - found[0] > RELEASE_SECONDS:
+            self._keep(self.added, content_hash, chunk_id)
             return None
         return found[1]
+
+    def vector(self, content_hash: str) -> np.ndarray | None:
+        found = self.vectors.get(content_hash)
+        return found[1] if found is not None and time.time() - found[0] <= RELEASE_SECONDS else None
 
 
 def plan(note: Note, old: list[dict], new_vectors: dict[str, np.ndarray], old_vector, threshold: float) -> list[Step]:
@@ -127,11 +136,14 @@ def write_note(con, note: Note, vectors: dict[str, np.ndarray], threshold: float
     old = sql.chunks_for_uri(con, note.uri)
     steps = plan(note, old, vectors, lambda cid: sql.vector_for_id(con, cid) if with_vec else None, threshold)
     kept = {id(s.prev) for s in steps if s.how in ("same", "moved")}
+    continued = {id(s.prev) for s in steps if s.prev is not None}
     for r in old:
         if id(r) not in kept:
+            gone = released is not None and id(r) not in continued
+            vec = sql.vector_for_id(con, r["id"]) if gone and with_vec else None
             sql.delete_chunk(con, r, with_vec)
-            if released is not None and not any(s.prev is r for s in steps):
-                released.release(con, r)
+            if gone:
+                released.release(con, r, vec)
     mtime_day = datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
     counts = {"kept": 0, "added": 0, "removed": 0, "new_hashes": []}
     for s in steps:

@@ -86,10 +86,10 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
 
 def remove_file(st: Store, uri: str, report: SyncReport) -> None:
     with db.transaction(st.con):
-        rows = sql.chunks_for_uri(st.con, uri)
+        rows = [(r, sql.vector_for_id(st.con, r["id"])) for r in sql.chunks_for_uri(st.con, uri)]
         report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
-        for r in rows:  # a memory moved to another note takes its counters along
-            released(st).release(st.con, r)
+        for r, vec in rows:  # a memory moved to another note takes its counters (and vector) along
+            released(st).release(st.con, r, vec)
     report.deleted += 1
 
 
@@ -166,6 +166,8 @@ def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None =
             if ch.content_hash in vectors or ch.content_hash in todo or ch.content_hash in have:
                 continue
             v = cache.get(ch.content_hash) if cache else None
+            if v is None:
+                v = released(st).vector(ch.content_hash)  # e.g. a note saved by truncating it first
             if v is None:
                 v = sql.vector_for_hash(st.con, ch.content_hash)
             if v is not None:
