@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from daemon_bench import TOPICS, percentile, wait_ready  # noqa: E402
 from indexer import config  # noqa: E402
-from indexer.daemon.rpc import Client, socket_path  # noqa: E402
+from indexer.remote import Client, socket_path  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 
 START = date(2024, 1, 1)
