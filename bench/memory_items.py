@@ -65,18 +65,26 @@ def build(home: Path, uri: str, text: str) -> dict:
     return {"index_s": round(secs, 2), "memories": stats["memories"], "sections": stats["sections"]}
 
 
-def search_times(home: Path, queries: list[str]) -> dict:
-    with Memory(cfg=config.load(home=home, env={})) as mem:
-        mem.search("warm up the model", bump=False)
-        out = {}
-        for mode in ("fts", "hybrid"):
-            times = []
+def search_times(homes: dict[str, Path], queries: list[str], rounds: int = 3) -> dict:
+    """Search percentiles per store and mode, the stores taking turns query by query (same load on both)."""
+    mems = {name: Memory(cfg=config.load(home=home, env={})) for name, home in homes.items()}
+    try:
+        times: dict = {(name, mode): [] for name in mems for mode in ("fts", "hybrid")}
+        for mem in mems.values():
+            mem.search("warm up the model", bump=False)
+        for _ in range(rounds):
             for q in queries:
-                t0 = time.perf_counter()
-                mem.search(q, mode=mode, bump=False)
-                times.append(1000 * (time.perf_counter() - t0))
-            out[mode] = {"p50_ms": round(statistics.median(times), 1), "p95_ms": round(percentile(times, 0.95), 1)}
-    return out
+                for mode in ("fts", "hybrid"):
+                    for name, mem in mems.items():
+                        t0 = time.perf_counter()
+                        mem.search(q, mode=mode, bump=False)
+                        times[(name, mode)].append(1000 * (time.perf_counter() - t0))
+    finally:
+        for mem in mems.values():
+            mem.close()
+    return {f"search_{name}": {mode: {"p50_ms": round(statistics.median(times[(name, mode)]), 1),
+                                      "p95_ms": round(percentile(times[(name, mode)], 0.95), 1)}
+                               for mode in ("fts", "hybrid")} for name in mems}
 
 
 def save(path: Path, text: str, in_place: bool) -> None:
@@ -135,6 +143,7 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=10)
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--edits-only", action="store_true", help="only index the memory note and time the edits")
+    ap.add_argument("--no-edits", action="store_true", help="skip the daemon edits")
     ap.add_argument("--debounce-ms", type=int, default=0, help="the daemon's quiet time per path (default 0 here)")
     ap.add_argument("--in-place", action="store_true", help="save by truncating and rewriting (default: rename)")
     args = ap.parse_args()
@@ -147,8 +156,10 @@ def main() -> None:
         out["memory_note"] = build(base / "items", "user/fact.md", memory_note(args.memories))
         if not args.edits_only:
             out["section_note"] = build(base / "sections", "notes/entries.md", section_note(args.memories))
-            out["search_memory_note"] = search_times(base / "items", queries)
-            out["search_section_note"] = search_times(base / "sections", queries)
+            out.update(search_times({"memory_note": base / "items", "section_note": base / "sections"}, queries))
+        if args.no_edits:
+            print(json.dumps(out, indent=1))
+            return
         out["one_line_edit_through_daemon"] = edit_latency(base, base / "items", args.memories, args.edits,
                                                            args.debounce_ms, args.in_place)
         out["one_line_edit_through_daemon"].update(debounce_ms=args.debounce_ms, in_place=args.in_place)
