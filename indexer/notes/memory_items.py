@@ -87,12 +87,15 @@ def item_meta(text: str, fallback_day: str | None) -> ItemMeta:
 _STAMP = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?[ T]?(?:\d{1,2}:\d{2})?\s*[:：]\s+)?")
 
 
-def text_to_embed(content: str, kind: str) -> str:
-    """What the model reads of a chunk: a memory without its list marker and date stamp (the date is
-    kept in its own column; as words it only pulls every memory of one day together)."""
+def text_to_embed(content: str, kind: str, section: str = "") -> str:
+    """What the model reads of a chunk: a memory without its list marker and date stamp (the date is kept
+    in its own column; as words it would only pull every memory of one day together), under its headings
+    when it sits below a subheading (`Alex Chen > Who: Birthday: …`: the item alone may not name whom it
+    is about; a note's bare title, such as `Facts`, says little and was measured to cost cross-lingual recall)."""
     if kind != "memory":
         return content
-    return _STAMP.sub("", content, count=1).strip() or content
+    text = _STAMP.sub("", content, count=1).strip() or content
+    return f"{section}: {text}" if " > " in section else text
 
 
 def _valid_day(m) -> str | None:

@@ -173,7 +173,7 @@ def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None =
             if v is not None:
                 vectors[ch.content_hash] = v
             else:
-                todo[ch.content_hash] = text_to_embed(ch.content, ch.kind)
+                todo[ch.content_hash] = text_to_embed(ch.content, ch.kind, ch.section)
     if todo:
         embedded = embedder.embed_documents(list(todo.values()))
         vectors.update(zip(todo.keys(), embedded))
@@ -202,7 +202,7 @@ def _fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
     missing = sql.hashes_missing_vectors(st.con)
     if not missing:
         return
-    vecs = embedder.embed_documents([text_to_embed(r["content"], r["kind"]) for r in missing.values()])
+    vecs = embedder.embed_documents([text_to_embed(r["content"], r["kind"], r["section"]) for r in missing.values()])
     with db.transaction(st.con):
         sql.fill_vectors(st.con, dict(zip(missing.keys(), vecs)))
     report.embedded += len(missing)
