@@ -86,7 +86,8 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
 
 def remove_file(st: Store, uri: str, report: SyncReport) -> None:
     with db.transaction(st.con):
-        rows = [(r, sql.vector_for_id(st.con, r["id"])) for r in sql.chunks_for_uri(st.con, uri)]
+        with_vec = sql.has_vec_table(st.con)
+        rows = [(r, sql.vector_for_id(st.con, r["id"]) if with_vec else None) for r in sql.chunks_for_uri(st.con, uri)]
         report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
         for r, vec in rows:  # a memory moved to another note takes its counters (and vector) along
             released(st).release(st.con, r, vec)
