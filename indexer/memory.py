@@ -50,7 +50,8 @@ class Memory:
             if not self._available(name):
                 continue
             if name not in self._stores:
-                self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+                self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
+                                                warn=self._warn)
             out.append(self._stores[name])
         return out
 
@@ -86,7 +87,7 @@ class Memory:
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
         q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain)
-        return search(self.stores(scope), self.embedder, self.cfg, q, bump=bump)
+        return search(self.stores(scope), self.embedder, self.cfg, q, bump=bump, warn=self._warn)
 
     def stats(self, scope: str = "all") -> dict:
         out = {}

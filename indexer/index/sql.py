@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from indexer.index import db
-from indexer.errors import IndexMismatchError
+from indexer.errors import DiskFullError, IndexMismatchError, ReadOnlyStoreError, StoreBusyError, StoreError
 from indexer.models import Note
 
 SCHEMA_VERSION = "1"
@@ -44,6 +44,10 @@ _SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 
 
 # ---- schema and identity -------------------------------------------------------------
+
+def has_schema(con) -> bool:
+    return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks'"))
+
 
 def init_schema(con) -> None:
     with db.transaction(con):
@@ -365,7 +369,7 @@ def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_ur
 
 def vectors_with_uri(con):
     """Every vector as (id, uri, vector), streamed, for a pass over all of them at once."""
-    for cid, uri, blob in con.execute("SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+    for cid, uri, blob in db.stream(con, "SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
         yield cid, uri, db.blob_vector(blob)
 
 
@@ -454,11 +458,7 @@ def delete_orphan_vectors(con) -> int:
 
 def fts_in_step(con) -> bool:
     """FTS5's own check that the index matches its content table (no orphan or missing rows)."""
-    try:
-        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-        return True
-    except db.Error:
-        return False
+    return fts_integrity_problem(con) is None
 
 
 def fts_rebuild(con) -> None:
@@ -525,9 +525,9 @@ def fts_integrity_problem(con) -> str | None:
     """FTS5's own check of its index against the chunks table (rank 1: content compared too)."""
     try:
         con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-    except db.Error as exc:
-        if isinstance(exc, db.BusyError):
-            raise
+    except (StoreBusyError, DiskFullError, ReadOnlyStoreError):
+        raise  # the check could not run: that says nothing about the index
+    except StoreError as exc:
         return str(exc)
     return None
 

@@ -11,6 +11,7 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
+from indexer.errors import for_os_error
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.textseg import TOKENIZER_VERSION
 
@@ -28,6 +29,11 @@ class Store:
     @property
     def index_path(self) -> Path:
         return self.root / "index.db"
+
+    @property
+    def readonly(self) -> bool:
+        return db.is_readonly(self.con)
+
 
     def close(self) -> None:
         self.con.close()
@@ -55,13 +61,21 @@ def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
 
 
 def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
-               follow_symlinks: bool = False) -> Store:
-    """Open (creating if needed) a store's index and bind it to the embedder's identity."""
+               follow_symlinks: bool = False, warn=None) -> Store:
+    """Open (creating if needed) a store's index and bind it to the embedder's identity.
+
+    An index this process cannot write opens read-only: searches answer, writes say why not.
+    """
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    con = db.connect(index_path or root / "index.db")
+    if not root.is_dir():
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise for_os_error(exc, root) from exc
+    con = db.connect(index_path or root / "index.db", warn=warn)
     try:
-        sql.init_schema(con)
+        if not (db.is_readonly(con) and sql.has_schema(con)):
+            sql.init_schema(con)
         with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
     except BaseException:
         con.close()

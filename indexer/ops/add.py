@@ -48,7 +48,7 @@ def _find_twin(mem, text: str) -> dict | None:
         stores = mem.stores("all")
         emb = mem.embedder
         vec = emb.embed_documents([text])[0] if emb.dim else None
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         mem._warn(f"cannot check for an existing copy ({exc}); appending anyway")
         return None
     want = normalise(text)
@@ -88,6 +88,6 @@ def _index_now(mem, target) -> bool:
         st = next(s for s in mem.stores(target.store) if s.name == target.store)
         sync.index_paths(st, [target.path], mem.embedder, mem.cfg, warn=mem._warn)
         return True
-    except (MdmemError, db.Error, StopIteration) as exc:
+    except (MdmemError, StopIteration) as exc:
         mem._warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
         return False

@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 
-from indexer.index import db
 from indexer.errors import MdmemError
 from indexer.ops.search import bump_access
 from indexer.notes.append import strip_item
@@ -42,7 +41,7 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
             if rewritten:
                 best = max(best, _run(mem, rewritten, limit, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
-    except (MdmemError, db.Error, OSError) as exc:
+    except (MdmemError, OSError) as exc:
         mem._warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
@@ -53,8 +52,8 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
     memories = render_memories(hits, max_chars)
     shown = {m["id"] for m in memories}
     try:
-        bump_access(mem.stores(scope), [h for h in hits if h.id in shown])  # handed to a caller: an access
-    except (MdmemError, db.Error):
+        bump_access(mem.stores(scope), [h for h in hits if h.id in shown], warn=mem._warn)  # handed over: an access
+    except MdmemError:
         pass
     text = "\n".join([HEADER] + [m["line"] for m in memories]) if memories else ""
     return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}

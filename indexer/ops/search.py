@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from indexer.index import db
+from indexer.ops import deferred
 from indexer.ops import feedback
 from indexer.ops import fusion
 from indexer.index import sql
@@ -65,7 +66,7 @@ def _valid_text(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True) -> list[Hit]:
+def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True, warn=None) -> list[Hit]:
     """Run one query over the stores and return one merged ranking (access counters bumped)."""
     want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0
     qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
@@ -106,7 +107,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
     hits = hits[:q.limit]
     if bump:
-        bump_access(stores, hits)
+        bump_access(stores, hits, warn)
     return hits
 
 
@@ -158,20 +159,9 @@ def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:
                reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain)
 
 
-def bump_access(stores: list[Store], hits: list[Hit]) -> None:
-    """Count each returned hit; never make a reader wait long behind a busy writer."""
+def bump_access(stores: list[Store], hits: list[Hit], warn=None) -> None:
+    """Count each returned hit; a busy writer, a full disk or a read-only store never fails the reader."""
     by_store = {}
     for h in hits:
         by_store.setdefault(h.store, []).append(h.id)
-    for st in stores:
-        ids = by_store.get(st.name)
-        if not ids:
-            continue
-        st.con.set_busy_timeout(250)
-        try:
-            with db.transaction(st.con):
-                sql.increment_access_count(st.con, ids)
-        except db.BusyError:
-            pass  # a long write holds the lock; losing one count beats blocking the search
-        finally:
-            st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)
+    deferred.record_accesses(stores, by_store, warn)
