@@ -339,6 +339,7 @@ def test_systemd_unit_is_a_valid_user_unit(tmp_path):
 
 
 def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
+    """The daemon itself refuses another user, even when the socket's mode would let them in."""
     import socket as socket_mod
     from indexer.daemon.rpc import peer_uid
     a, b = socket_mod.socketpair(socket_mod.AF_UNIX)
@@ -348,22 +349,36 @@ def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
         a.close()
         b.close()
     if os.geteuid() != 0:
-        return  # only root can become another user to try
-    path = str(served.socket())
-    pid = os.fork()
-    if pid == 0:  # child: drop to nobody and try to talk to the daemon
-        code = 3
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            s = socket_mod.socket(socket_mod.AF_UNIX)
-            s.connect(path)
-            s.sendall(b'{"method": "stats"}\n')
-            reply = s.makefile().readline()
-            code = 0 if "serves only its owner" in reply or not reply else 1
-        except PermissionError:
-            code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
+        return  # only root can become another user to try; the test machine runs as root
+    sock = served.socket()
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (sock, sock.parent)}
+    # open the file-system door (0600 socket, private folder): what is left to refuse is SO_PEERCRED
+    os.chmod(sock, 0o666)
+    os.chmod(sock.parent, modes[sock.parent] | 0o011)
+    try:
+        pid = os.fork()
+        if pid == 0:  # child: become nobody and talk to the daemon through the opened door
+            code = 3
+            try:
+                os.chdir(sock.parent)
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                s = socket_mod.socket(socket_mod.AF_UNIX)
+                s.connect(sock.name)
+                s.settimeout(30)
+                try:
+                    s.sendall(b'{"method": "stats"}\n')
+                except BrokenPipeError:
+                    pass  # refused and closed before our request went out: the refusal is still readable
+                reply = s.makefile().readline()
+                code = 0 if "serves only its owner" in reply else 1
+            except OSError:
+                code = 2  # could not even connect: the test would prove nothing
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
     assert os.waitstatus_to_exitcode(status) == 0

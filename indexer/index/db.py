@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 from urllib.parse import quote
@@ -13,7 +14,7 @@ import numpy as np
 import sqlite_vec
 
 from indexer.errors import (AccessDeniedError, CorruptIndexError, DiskFullError, ExtensionError, MdmemError,
-                            StoreBusyError, StoreError, for_errno, for_os_error, read_only)
+                            ReadOnlyStoreError, StoreBusyError, StoreError, for_errno, for_os_error, read_only)
 from indexer.notes.textseg import document_tokens, query_tokens
 
 TOKENIZER_NAME = "mdmem"
@@ -49,24 +50,23 @@ class Connection(apsw.Connection):
 def connect(path: Path | str, readonly: bool = False, warn=None) -> Connection:
     """Open an index file ready for mdmem: extension, tokenizer, WAL, busy timeout.
 
-    A file or folder this process cannot write is opened read-only, so searches still answer
-    on a mounted snapshot or a read-only volume (writes then fail saying so).
+    An index this process cannot write (read-only mount, no permission, no space for the WAL's
+    files) is opened read-only, so searches still answer; writes then fail naming the cause.
     """
     path = str(path)
+    why = None
     if not readonly and path != ":memory:" and os.path.exists(path) and not writable(path):
-        readonly = True
-    new_file = not readonly and path != ":memory:" and not os.path.exists(path)
-    if new_file:
-        _create_private(path)
-    con = _open_readonly(path, warn) if readonly else _open(path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
-    if new_file:
-        os.chmod(path, 0o600)  # memories are private; SQLite gives -wal and -shm the same mode
+        why = _unwritable(path)
+    if readonly or why:
+        con = _open_readonly(path, warn)
+    else:
+        con, why = _open_writable(path, warn)
+    con.unwritable = why
     try:
         con.set_busy_timeout(BUSY_TIMEOUT_MS)
-        con.execute("SELECT count(*) FROM sqlite_master").fetchall()  # an unreadable file fails here, named
         _load_vec(con)
         _register_tokenizer(con)
-        if not readonly:
+        if not con.readonly("main"):
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
     except BaseException:
@@ -75,13 +75,48 @@ def connect(path: Path | str, readonly: bool = False, warn=None) -> Connection:
     return con
 
 
+def _open_writable(path: str, warn=None) -> tuple[Connection, MdmemError | None]:
+    """A read-write connection, or a read-only one and the reason when the WAL cannot be set up."""
+    new_file = path != ":memory:" and not os.path.exists(path)
+    if new_file:
+        _create_private(path)
+    con = _open(path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    if new_file:
+        os.chmod(path, 0o600)  # memories are private; SQLite gives -wal and -shm the same mode
+    try:
+        con.set_busy_timeout(BUSY_TIMEOUT_MS)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()  # an unreadable file fails here, named
+        return con, None
+    except (DiskFullError, ReadOnlyStoreError, AccessDeniedError) as exc:
+        con.close()
+        if new_file:
+            raise
+        return _open_readonly(path, warn), exc  # reading needs no space: answer from what is there
+    except BaseException:
+        con.close()
+        raise
+
+
 def writable(path: str) -> bool:
     """Whether this process may write the index file and create its -wal and -shm beside it."""
     return os.access(path, os.W_OK) and os.access(os.path.dirname(os.path.abspath(path)), os.W_OK)
 
 
+def _unwritable(path: str) -> MdmemError:
+    try:
+        mounted_ro = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        mounted_ro = False
+    return for_os_error(OSError(errno.EROFS if mounted_ro else errno.EACCES, ""), path)
+
+
 def is_readonly(con: Connection) -> bool:
     return con.readonly("main")
+
+
+def write_refusal(con: Connection) -> MdmemError:
+    """Why this connection cannot write: what made it open read-only, else plain read-only."""
+    return getattr(con, "unwritable", None) or read_only(con.filename)
 
 
 def _open(uri: str, flags: int) -> Connection:
@@ -127,7 +162,7 @@ def translate(exc: apsw.Error, con: Connection | None = None, path: str | None =
     if known is not None:
         return known
     if isinstance(exc, apsw.ReadOnlyError):
-        return read_only(path)
+        return write_refusal(con) if con is not None else read_only(path)
     if isinstance(exc, (apsw.PermissionsError, apsw.AuthError)):
         return AccessDeniedError(f"permission denied: {path} (give this user access to the file and its folder)")
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
@@ -218,6 +253,8 @@ def fts5_available(con: Connection) -> bool:
 @contextlib.contextmanager
 def transaction(con: Connection):
     """BEGIN IMMEDIATE so writers queue on the busy timeout instead of failing mid-way."""
+    if con.readonly("main"):
+        raise write_refusal(con)
     con.execute("BEGIN IMMEDIATE")
     try:
         with guard(con):

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from indexer.config import Config
-from indexer.errors import InputError, NoteError
+from indexer.errors import InputError, NoteError, for_os_error
 from indexer.notes.scanner import NoteFilter
 
 try:
@@ -133,7 +133,17 @@ def compose(old: bytes | None, entry: str, header: str) -> bytes:
 
 
 def append_entry(target: Target, entry: str, header: str) -> tuple[int, int]:
-    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds."""
+    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds.
+
+    A full disk, a read-only store or a refused write leaves the note as it was and says so in one line.
+    """
+    try:
+        return _append(target, entry, header)
+    except OSError as exc:
+        raise for_os_error(exc, target.path) from exc
+
+
+def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     target.path.parent.mkdir(parents=True, exist_ok=True)
     with _note_lock(target):
         base = expect = _read(target.path)

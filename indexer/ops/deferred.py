@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from indexer.errors import StoreBusyError, StoreError, read_only
+from indexer.errors import StoreBusyError, StoreError
 from indexer.index import db
 from indexer.index import sql
 
@@ -46,7 +46,7 @@ def kept_count(index_path) -> int:
 
 def _write(st, counts: Counter) -> None:
     if st.readonly:
-        raise read_only(st.index_path)
+        raise db.write_refusal(st.con)
     st.con.set_busy_timeout(BUSY_WAIT_MS)
     try:
         with db.transaction(st.con):
