@@ -18,6 +18,7 @@ from indexer.ops.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.ops.sync import index_paths, sync_store
+from indexer.daemon.stall import Stall
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
 ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
@@ -68,6 +69,7 @@ class StoreWriter(threading.Thread):
         self._ids = (None, None)  # identity of the root folder and index file we opened
         self._next_check = 0.0
         self._log = log.get().bind(store=name)
+        self.stall = Stall(self._log)
 
     @property
     def filter(self) -> NoteFilter:
@@ -92,15 +94,20 @@ class StoreWriter(threading.Thread):
                 try:
                     job, payload, reply = self.jobs.get(timeout=0.5)
                 except queue.Empty:
-                    if time.monotonic() < self._next_check:
+                    if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
+                        job, payload, reply = "retry", None, None
+                    elif time.monotonic() < self._next_check:
                         continue
-                    job, payload, reply = "root", None, None
+                    else:
+                        job, payload, reply = "root", None, None
                 if job == "paths":
                     payload = self._drain_paths(set(payload))
                 self.busy = job if reply or job != "root" else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
                     result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
+                    if job not in ("root", "decay"):  # jobs that may write nothing prove nothing
+                        self.stall.succeeded()
                     if reply:
                         reply.finish(result)
                 except Stopping:
@@ -108,6 +115,11 @@ class StoreWriter(threading.Thread):
                         reply.finish(error=MdmemError("the daemon is stopping; retry when it is back"))
                     break
                 except Exception as exc:  # one bad file or job never stops the daemon
+                    if self.stall.covers(exc):
+                        self.stall.failed(job, exc)
+                        if reply:
+                            reply.finish(error=exc)
+                        continue
                     self._log.error("job_failed", job=job, error=str(exc), exc_info=not isinstance(exc, MdmemError))
                     if reply:
                         reply.finish(error=exc)
@@ -228,6 +240,11 @@ class StoreWriter(threading.Thread):
         if job == "paths":
             return self._index(payload)
         if job == "reconcile":
+            return self._reconcile()
+        if job == "retry":
+            if self._st.readonly:  # opened while the disk was full: open again to write
+                self._st.close()
+                self._open()
             return self._reconcile()
         if job == "decay":
             result = decay_store(self._st, self.cfg)

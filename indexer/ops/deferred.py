@@ -12,13 +12,15 @@ BUSY_WAIT_MS = 250  # a reader never waits long behind a writer for a counter
 MAX_KEPT = 10_000  # chunk ids kept per store; beyond that the oldest counts are dropped
 
 _kept: dict[str, Counter] = {}  # index file -> chunk id -> accesses not yet written
+_warned: set[str] = set()  # index files whose failure was told; a long-lived process tells once
 
 
 def record_accesses(stores, ids_by_store: dict[str, list[str]], warn=None) -> int:
     """Write each store's access counts (and any kept from earlier); returns how many stores could not.
 
     A failure never reaches the reader: the counts are kept in this process and one warning
-    names the cause (a busy writer is ordinary and not worth a warning).
+    names the cause, once per command and once per stall in a daemon (a busy writer is ordinary
+    and not worth a warning).
     """
     failed: list[StoreError] = []
     for st in stores:
@@ -30,9 +32,11 @@ def record_accesses(stores, ids_by_store: dict[str, list[str]], warn=None) -> in
         counts.update(ids)
         try:
             _write(st, counts)
+            _warned.discard(key)
         except StoreError as exc:
             _keep(key, counts)
-            if not isinstance(exc, StoreBusyError):
+            if not isinstance(exc, StoreBusyError) and key not in _warned:
+                _warned.add(key)
                 failed.append(exc)
     if failed and warn:
         warn(f"access counts not saved ({failed[0]}); results are unaffected and the counts are kept for later")
