@@ -263,15 +263,28 @@ def test_add_and_recall_go_through_the_daemon(served):
 
 
 def test_sighup_reloads_the_configuration(served):
-    (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\n")
+    (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\nchunk_target_tokens = 60\n")
     try:
         served.proc.send_signal(signal.SIGHUP)
         assert eventually(lambda: '"debounce_ms": 120' in served.log.read_text() and
                           '"reconcile_minutes": 5.0' in served.log.read_text())
         write(served.notes / "after_hup.md", "# Hup\n\nhangupword\n")
         assert eventually(lambda: served.uris("hangupword") == {"after_hup.md"})
+        # new chunking settings re-chunk the unchanged notes too, and the index records them
+        assert eventually(lambda: chunking_of(served.notes) == "target=60,max=400")
+        assert served.cli("verify").returncode == 0
     finally:
         (served.home / "config.toml").unlink()
+        served.proc.send_signal(signal.SIGHUP)
+        assert eventually(lambda: chunking_of(served.notes) == "target=220,max=400")
+
+
+def chunking_of(root: Path) -> str | None:
+    con = db.connect(root / "index.db", readonly=True)
+    try:
+        return sql.read_meta(con).get("chunking")
+    finally:
+        con.close()
 
 
 def test_second_serve_on_the_same_store_refuses(served):
