@@ -130,11 +130,16 @@ def _open_readonly(path: str, warn=None) -> Connection:
     """Read-only open; where SQLite cannot even read the WAL's index (-shm absent, folder read-only),
     the immutable mode reads the main file alone, without what the WAL holds."""
     con = _open(path, apsw.SQLITE_OPEN_READONLY)
+    con.set_busy_timeout(BUSY_TIMEOUT_MS)
     try:
-        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        apsw.Connection.execute(con, "SELECT count(*) FROM sqlite_master").fetchall()
         return con
-    except MdmemError:
+    except (apsw.BusyError, apsw.LockedError, apsw.CorruptError, apsw.NotADBError) as exc:
+        err = translate(exc, con)  # busy or damaged: the immutable mode would only hide it
         con.close()
+        raise err from exc
+    except apsw.Error:
+        con.close()  # the WAL's files cannot be opened or made here
     con = _open(f"file:{quote(path)}?immutable=1", apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     wal = path + "-wal"
     if warn and os.path.exists(wal) and os.path.getsize(wal) > 0:
@@ -266,6 +271,18 @@ def transaction(con: Connection):
             with contextlib.suppress(MdmemError):
                 con.execute("ROLLBACK")
         raise
+
+
+@contextlib.contextmanager
+def rolled_back(con: Connection):
+    """A write transaction that is always rolled back (FTS5's integrity-check is an INSERT)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        with guard(con):
+            yield con
+    finally:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
 
 
 def backup_into(dest: Connection, source: Connection) -> None:

@@ -61,22 +61,26 @@ def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
 
 
 def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
-               follow_symlinks: bool = False, warn=None) -> Store:
+               follow_symlinks: bool = False, read_only: bool = False, warn=None) -> Store:
     """Open (creating if needed) a store's index and bind it to the embedder's identity.
 
-    An index this process cannot write opens read-only: searches answer, writes say why not.
+    read_only: a reader's connection (the daemon's request threads): it cannot write, so every
+    change goes through the store's writer; the index must exist already. An index this process
+    cannot write opens read-only too: searches answer, writes say why not.
     """
     root = Path(root)
-    if not root.is_dir():
+    if not read_only and not root.is_dir():
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise for_os_error(exc, root) from exc
-    con = db.connect(index_path or root / "index.db", warn=warn)
+    con = db.connect(index_path or root / "index.db", readonly=read_only, warn=warn)
     try:
-        if not (db.is_readonly(con) and sql.has_schema(con)):
+        if db.is_readonly(con) and sql.has_schema(con):
+            with_vec = sql.check_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+        else:
             sql.init_schema(con)
-        with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+            with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
     except BaseException:
         con.close()
         raise
