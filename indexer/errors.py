@@ -61,6 +61,14 @@ class InputError(MdmemError):
     exit_code = 2
 
 
+class NotFoundError(InputError):
+    """No memory or note answers to the id or path given (it may have changed since it was read)."""
+
+
+class ConflictError(NoteError):
+    """The note changed since the memory was read; nothing was written."""
+
+
 # a file-size limit (EFBIG) stops a writer exactly as a full disk does
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _READ_ONLY = {errno.EROFS}

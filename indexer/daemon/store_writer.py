@@ -40,6 +40,7 @@ class Job(str, enum.Enum):
     ACCESS = "access"  # count records handed to a caller (fire and forget)
     REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
     RETRY = "retry"  # the work a full disk or read-only store stopped (a reconcile finds all of it)
+    CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
 
 
 # jobs whose success shows the store takes writes again (a look at the root, a decay or counting
@@ -306,6 +307,9 @@ class StoreWriter(threading.Thread):
 
     def _job_reinforce(self, payload, reply):
         return counters.reinforce(self._st, payload)
+
+    def _job_carry(self, payload, reply):
+        return counters.carry(self._st, *payload)
 
     def _index(self, paths: set) -> dict:
         files = self._expand(paths)
