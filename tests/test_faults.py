@@ -1,5 +1,6 @@
 """Faults of the file system: a full disk, a read-only store, an unwritable copy; reads keep answering."""
 
+import json
 import os
 import resource
 import shutil
@@ -150,6 +151,18 @@ def test_add_on_a_full_disk_fails_in_one_line_and_the_note_stays_byte_identical(
     r = mdmem(home, "add", "Penguins live in the southern hemisphere", "--type", "fact")
     assert r.returncode == 0, r.stderr
     assert mdmem(home, "verify").returncode == 0
+
+
+def test_update_and_forget_on_a_full_disk_fail_in_one_line_and_change_nothing(home):
+    r = mdmem(home, "search", "walrus colony", "--json")
+    memory_id = next(h["id"] for h in json.loads(r.stdout) if h["uri"].startswith("journal/"))
+    notes, rows = snapshot(home), index_rows(home)
+    for args in (("update", memory_id, "Saw two walrus colonies near Svalbard."), ("forget", memory_id)):
+        r = mdmem(home, *args, file_size_limit=1)
+        one_line_error(r, f"error: disk full: {home}")
+        assert snapshot(home) == notes and index_rows(home) == rows
+    assert mdmem(home, "forget", memory_id).returncode == 0  # with space back it works
+    assert "colony" not in (home / "journal" / "2024-05-01.md").read_text()
 
 
 def test_index_on_a_full_disk_writes_no_half_note_and_verify_passes_once_space_is_back(home):
