@@ -54,6 +54,7 @@ def test_update_changes_only_the_memory_keeps_stamp_and_counters_and_indexes(mak
     assert after == before.replace(b"I prefer my coffee black, without sugar or milk.",
                                    b"I now take my coffee with oat milk.")
     new = mem.get(res["id"])
+    assert res["hash"] == new["hash"]  # a second update can be checked against the first one's answer
     assert new["text"].endswith("- 2025-01-05: I now take my coffee with oat milk.") and new["date"] == "2025-01-05"
     assert new["access_count"] == 2 and new["reinforcement"] == 2.0  # what it had earned came along
     assert _hit(mem, "oat milk coffee").id == res["id"]
