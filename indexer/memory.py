@@ -188,6 +188,19 @@ class Memory:
         return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
                                writes=self.writes, warn=self._warn, space=space, yes=yes, limit=limit)
 
+    def locate(self, id: str, scope: str = "all") -> str | None:
+        """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
+        from indexer.ops.locate import space_of_memory
+        return space_of_memory(self.stores(scope), id)
+
+    def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None) -> dict:
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
+        from dataclasses import asdict
+        from indexer.ops.import_notes import import_path
+        return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
+                                  index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
+
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
@@ -215,8 +228,11 @@ class LocalWrites:
         return counters.reinforce(self._store(store), chunk_id)
 
     def index_note(self, store: str, path: Path) -> None:
+        self.index_notes(store, [path])
+
+    def index_notes(self, store: str, paths: list[Path]) -> None:
         from indexer.ops.sync import index_paths
-        index_paths(self._store(store), [path], self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
+        index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
         return counters.carry(self._store(store), uri, line, old)

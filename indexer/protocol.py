@@ -59,6 +59,10 @@ class MemoryAPI(Protocol):
                         limit: int | None = None) -> dict:
         """The memories a query finds; removed only with yes=True (else: what would be removed)."""
 
+    def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None) -> dict:
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
+
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
 

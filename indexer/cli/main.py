@@ -143,9 +143,11 @@ def _register_extensions() -> None:
     """Commands that live in their own modules (daemon, agent tools, maintenance)."""
     from indexer.cli import agent as cli_agent
     from indexer.cli import daemon as cli_daemon
+    from indexer.cli import http as cli_http
+    from indexer.cli import imports as cli_imports
     from indexer.cli import maint as cli_maint
     from indexer.cli import memories as cli_memories
-    for module in (cli_daemon, cli_agent, cli_maint, cli_memories):
+    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http):
         for command in module.COMMANDS:
             cli.add_command(command)
 
