@@ -107,7 +107,7 @@ def test_format_entry_indents_continuation_lines():
 
 def test_cli_add_json_and_refusals(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "--embedder", "none"]
+    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "--create", "--embedder", "none"]
     r = subprocess.run(base + ["add", "-", "--type", "preference", "--json"], input="I like quiet mornings.\n",
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr

