@@ -39,7 +39,7 @@ def build_server(mem) -> FastMCP:
     @server.tool()
     def memory_add(text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
                    file: str | None = None, redact: bool = False) -> dict:
-        """Remember one thing (type: preference|fact|decision|entity|episodic). Secrets are refused."""
+        """Remember one thing (type: preference|fact|instruction|entity|decision|episodic). Secrets are refused."""
         try:
             return mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact)
         except MdmemError as exc:

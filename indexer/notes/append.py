@@ -16,15 +16,16 @@ from pathlib import Path, PurePosixPath
 from indexer.config import Config
 from indexer.errors import InputError, NoteError
 from indexer.notes.scanner import NoteFilter
+from indexer.notes.typed_notes import note_of_type
 
 try:
     import fcntl
 except ImportError:  # not on Windows: the compare-and-swap below still guards edits
     fcntl = None
 
-TYPES = ("preference", "fact", "decision", "entity", "episodic")
-GLOBAL_TYPES = ("preference", "fact", "entity")
-_TITLES = {"preference": "Preferences", "fact": "Facts", "entity": "Entities"}
+TYPES = ("preference", "fact", "instruction", "decision", "entity", "episodic")
+GLOBAL_TYPES = ("preference", "fact", "instruction", "entity")
+_TITLES = {"preference": "Preferences", "fact": "Facts", "instruction": "Instructions", "entity": "Entities"}
 ATTEMPTS = 50
 VERIFY_DELAY_S = 0.01  # an editor's rename racing ours lands within microseconds; look again after it
 
@@ -56,7 +57,7 @@ def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str |
         uri = safe_uri(root, file)
         title = PurePosixPath(uri).stem.replace("-", " ").replace("_", " ").capitalize()
     elif type_ in GLOBAL_TYPES:
-        uri, title = f"user/{type_}.md", _TITLES[type_]
+        uri, title = note_of_type(root, "user", type_) or f"user/{type_}.md", _TITLES[type_]
     else:
         day = now.strftime("%Y-%m-%d")
         uri, title = f"journal/{day}.md", f"Journal {day}"

@@ -9,6 +9,7 @@ import numpy as np
 from indexer.index import db
 from indexer.index import sql
 from indexer.ops import sync
+from indexer.ops.cite import cited_range
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
@@ -39,7 +40,10 @@ def add_memory(mem, text: str, type_: str = "fact", importance: int | None = Non
         return {**base, **twin, "action": "reinforced"}
     entry = format_entry(text, type_, journal=target.uri.startswith("journal/") and not file, now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
-    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": _index_now(mem, target)}
+    indexed = _index_now(mem, target)
+    if indexed:  # report the lines a search hit on this memory will show
+        start, end = cited_range(mem.stores(target.store)[0], target.uri, start, end)
+    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": indexed}
 
 
 def _find_twin(mem, text: str) -> dict | None:
@@ -72,13 +76,12 @@ def _find_twin(mem, text: str) -> dict | None:
         best, sim = lines[i], float(sims[i])
         if sim < mem.cfg.add_dedupe_threshold:
             return None
-    st, row, off, _ = best
+    st, row, _off, _ = best
     with db.transaction(st.con):
         sql.increment_reinforcement(st.con, [row["id"]])
     fresh = sql.chunks_by_ids(st.con, [row["id"]])
-    line = row["start_line"] + off
-    return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": line,
-            "end_line": line, "chunk_id": row["id"], "similarity": round(sim, 4),
+    return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": row["start_line"],
+            "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sim, 4),
             "reinforcement": fresh[0]["reinforcement"] if fresh else None}
 
 
