@@ -32,7 +32,7 @@ def test_target_choice(tmp_path):
     with pytest.raises(InputError, match="no project"):
         choose_target(cfg.with_(project=None), "fact", scope="project")
     assert choose_target(cfg, "fact", file="agent/notes").uri == "agent/notes.md"
-    with pytest.raises(InputError, match="unknown type"):
+    with pytest.raises(InputError, match="type must be one of"):
         choose_target(cfg, "secret")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ import click
 
 from indexer import config as config_mod
 from indexer import roots
+from indexer.cli import output
 from indexer.memory import Memory
 from indexer.models import Hit
 
@@ -62,16 +62,17 @@ def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
             f"    {text}")
 
 
-def print_hits(hits: list[Hit], as_json: bool, explain: bool) -> None:
+def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "") -> None:
     if as_json:
-        click.echo(json.dumps([h.to_dict(explain) for h in hits], ensure_ascii=False))
+        output.emit({"query": query, "results": [h.to_dict(explain) for h in hits]})
         return
     if not hits:
         click.echo("no matches", err=True)
     for i, h in enumerate(hits, 1):
         click.echo(hit_line(i, h))
-        if explain and h.explain:
-            click.echo("    " + json.dumps(h.explain, ensure_ascii=False))
+    if explain:
+        for line in output.explain_table(hits):
+            click.echo(line)
 
 
 def say_if_empty(mem, scope: str) -> None:

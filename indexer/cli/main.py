@@ -8,9 +8,11 @@ from pathlib import Path
 
 import click
 
+from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.daemon import backend
-from indexer.errors import InputError, MdmemError
+from indexer import validation
+from indexer.errors import ArgumentError, InputError, MdmemError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,6 +67,7 @@ def rebuild(c: CliContext, scope, no_cache):
 @pass_ctx
 def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch):
     """Hybrid (full-text + vector) search over the global and project notes."""
+    validation.check_given(limit=limit, min_score=min_score)
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
         _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain)
@@ -72,7 +75,7 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain)
-    print_hits(hits, as_json, explain)
+    print_hits(hits, as_json, explain, query)
     if not hits and not as_json:
         say_if_empty(mem, scope)
 
@@ -94,7 +97,7 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
         except MdmemError as exc:
             warn(f"batch line {n}: {exc}")
             out = {"qid": qid, "results": [], "error": str(exc)}
-        click.echo(json.dumps(out, ensure_ascii=False))
+        output.emit(out)
 
 
 _BATCH_EXAMPLE = 'e.g. {"qid": "q1", "query": "backup plan"}'
@@ -119,7 +122,7 @@ def stats(c: CliContext, scope, as_json):
     """Files, chunks and vectors per store, with counts by type."""
     data = c.memory().stats(scope)
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False))
+        output.emit({"stores": data})
         return
     for name, s in data.items():
         types = ", ".join(f"{k} {v}" for k, v in s["by_type"].items()) or "none"
@@ -165,7 +168,7 @@ def main() -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except MdmemError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {exc.for_cli() if isinstance(exc, ArgumentError) else exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

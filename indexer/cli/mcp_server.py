@@ -34,7 +34,10 @@ def build_server(mem) -> FastMCP:
     @server.tool()
     def memory_recall(query: str, context: str = "", max_chars: int = 1500) -> str:
         """A prompt-ready block of the memories relevant to the query ('' when none)."""
-        return mem.recall(query, context=context or None, max_chars=max_chars)["text"]
+        try:
+            return mem.recall(query, context=context or None, max_chars=max_chars)["text"]
+        except MdmemError as exc:  # only a bad argument gets here: recall itself never fails
+            raise ToolError(str(exc)) from None
 
     @server.tool()
     def memory_add(text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import numpy as np
 
+from indexer import validation
 from indexer.index import db
 from indexer.index import sql
 from indexer.ops import sync
@@ -26,12 +27,10 @@ def normalise(text: str) -> str:
 def add_memory(mem, text: str, type_: str = "fact", importance: int | None = None, scope: str | None = None,
                file: str | None = None, redact: bool = False, now: datetime | None = None) -> dict:
     """Write one memory to Markdown (or reinforce its twin) and index it before returning."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("nothing to add; give the memory text, e.g. mdmem add \"I prefer tea\" (or - for stdin)")
+    text = validation.text("text", text, '"I prefer tea"')
     if len(text) > MAX_ADD_CHARS:
         raise InputError(f"memory is {len(text)} characters; keep one memory under {MAX_ADD_CHARS} or write a note")
-    if importance is not None and not 1 <= int(importance) <= 5:
-        raise InputError("--importance must be between 1 and 5")
+    importance = validation.importance(importance)
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
     target = choose_target(mem.cfg, type_, scope, file, now)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from indexer.index import db
@@ -10,7 +9,8 @@ from indexer.ops import feedback
 from indexer.ops import fusion
 from indexer.index import sql
 from indexer.config import Config
-from indexer.errors import InputError
+from indexer import validation
+from indexer.errors import ArgumentError
 from indexer.models import Hit
 from indexer.index.stores import Store
 from indexer.notes.textseg import fts_match_expression, has_han, match_any
@@ -30,34 +30,16 @@ class Query:
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False) -> Query:
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
-    mode = mode or cfg.mode
-    if mode not in ("hybrid", "fts", "vector"):
-        raise InputError(f"unknown mode {mode!r}; choose hybrid, fts or vector")
-    limit = cfg.limit if limit is None else _whole_number(limit)
-    if limit is None or limit <= 0:
-        raise InputError("limit must be a positive whole number; e.g. --limit 10")
-    min_score = cfg.min_score if min_score is None else min_score
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
-        raise InputError(f"min score must be a finite number, not {min_score!r}; e.g. --min-score 0.2")
+    text = validation.text("query", text, '"backup plan"')
+    mode = validation.mode(mode, cfg.mode)
+    limit = validation.limit(limit, cfg.limit)
+    min_score = validation.min_score(min_score, cfg.min_score)
     under = [under] if isinstance(under, str) else under or ()
     if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
-        raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
+        raise ArgumentError("under", "must be a folder prefix or a list of them", under, 'under="projects/"')
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=float(min_score), explain=explain)
-
-
-def _whole_number(value) -> int | None:
-    """An int from what a caller sent (JSON may give 5, 5.0 or "5"); None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdecimal():
-        return int(value)
-    return value if isinstance(value, int) else None
+                 min_score=min_score, explain=explain)
 
 
 def _valid_text(text: str) -> str:
