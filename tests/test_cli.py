@@ -117,7 +117,7 @@ def test_errors_are_one_line_and_exit_non_zero(demo, tmp_path):
     r = mdmem(*args, "--embedder", "nope", "search", "x")
     assert r.returncode != 0 and "nope" in r.stderr
     r = mdmem(*args, "search", "   ")
-    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "query is empty" in r.stderr
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "QUERY is empty" in r.stderr
     bad_home = tmp_path / "bad"
     bad_home.mkdir()
     (bad_home / "index.db").write_bytes(b"garbage" * 1000)
