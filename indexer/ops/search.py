@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from indexer.index import db
 from indexer.ops import feedback
 from indexer.ops import fusion
+from indexer.ops import query_match
 from indexer.index import sql
 from indexer.config import Config
 from indexer import validation
@@ -101,7 +102,7 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
     if match:
-        found = sql.fts_search(st.con, match, pool, under=q.under)
+        found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under)
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.bm25, c.fts_rank = r["bm25"], rank
