@@ -5,14 +5,17 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from indexer import config as config_mod
 from indexer import roots
 from indexer.cli import output
-from indexer.memory import Memory
 from indexer.models import Hit
+
+if TYPE_CHECKING:
+    from indexer.memory import Memory
 
 
 def warn(message: str) -> None:
@@ -32,16 +35,22 @@ class CliContext:
     settings: dict = field(default_factory=dict)
     create: bool = False  # --create: make missing store roots instead of refusing them
     _memory: Memory | None = None
+    _configs: dict = field(default_factory=dict)
 
     def config(self, **flags) -> config_mod.Config:
-        cfg = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
-        # nothing opens a store before its root is known to be meant (a typo never creates one)
-        roots.check_roots(cfg, roots.explicit(self.home, "MDMEM_HOME"), roots.explicit(self.project, "MDMEM_PROJECT"),
-                          create=self.create, notice=notice)
-        return cfg
+        """The configuration, read once per invocation (defaults < file < environment < flags)."""
+        key = tuple(sorted(flags.items()))
+        if key not in self._configs:
+            cfg = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+            # nothing opens a store before its root is known to be meant (a typo never creates one)
+            roots.check_roots(cfg, roots.explicit(self.home, "MDMEM_HOME"),
+                              roots.explicit(self.project, "MDMEM_PROJECT"), create=self.create, notice=notice)
+            self._configs[key] = cfg
+        return self._configs[key]
 
     def memory(self, **flags) -> Memory:
         if self._memory is None:
+            from indexer.memory import Memory  # loaded only when this process serves the command itself
             self._memory = Memory(cfg=self.config(**flags), warn=warn)
         return self._memory
 

@@ -10,7 +10,7 @@ import click
 
 from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
 from indexer import validation
 from indexer.errors import ArgumentError, InputError, MdmemError
 
@@ -35,7 +35,7 @@ def cli(ctx, home, project, embedder, st_model, device, create):
 @pass_ctx
 def index(c: CliContext):
     """Sync the index with the notes: new, changed and deleted files only."""
-    mem = c.memory()
+    mem = backend(c)
     for rep in mem.index(progress=progress_bar("indexing")):
         click.echo(f"{rep.store}: {rep.files} files, {rep.indexed} indexed, {rep.unchanged} unchanged, "
                    f"{rep.deleted} deleted, {rep.chunks_added} chunks added, {rep.chunks_removed} removed, "
@@ -120,7 +120,7 @@ def _batch_item(line: str) -> dict:
 @pass_ctx
 def stats(c: CliContext, scope, as_json):
     """Files, chunks and vectors per store, with counts by type."""
-    data = c.memory().stats(scope)
+    data = backend(c).stats(scope)
     if as_json:
         output.emit({"stores": data})
         return
