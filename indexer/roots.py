@@ -14,11 +14,12 @@ class MissingStoreError(ConfigError):
 
 
 def check_roots(cfg: Config, explicit_home: bool, explicit_project: bool, create: bool = False,
-                notice=None) -> list[Path]:
+                notice=None, served=None) -> list[Path]:
     """Make sure each store root of cfg exists before anything opens it; returns the roots created.
 
     An explicit root (flag or MDMEM_* variable) that is missing is an error naming the fix, unless create
-    is set; the default home is created on first use with a one-line notice.
+    is set or a running daemon serves these stores (`served(cfg)`: it answers for a root deleted under
+    it, with no hits, until the folder is back); the default home is created on first use with a notice.
     """
     made = []
     wanted = [("home", cfg.home, explicit_home)]
@@ -30,6 +31,8 @@ def check_roots(cfg: Config, explicit_home: bool, explicit_project: bool, create
         if root.exists():
             raise MissingStoreError(f"{root} is a file, not a folder; give the {kind} store a folder")
         if explicit and not create:
+            if served is not None and served(cfg):
+                continue
             raise MissingStoreError(_missing_message(kind, root))
         root.mkdir(parents=True, exist_ok=True)
         made.append(root)

@@ -44,7 +44,8 @@ class CliContext:
             cfg = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
             # nothing opens a store before its root is known to be meant (a typo never creates one)
             roots.check_roots(cfg, roots.explicit(self.home, "MDMEM_HOME"),
-                              roots.explicit(self.project, "MDMEM_PROJECT"), create=self.create, notice=notice)
+                              roots.explicit(self.project, "MDMEM_PROJECT"), create=self.create, notice=notice,
+                              served=_daemon_serves)
             self._configs[key] = cfg
         return self._configs[key]
 
@@ -57,6 +58,15 @@ class CliContext:
     def close(self) -> None:
         if self._memory is not None:
             self._memory.close()
+
+
+def _daemon_serves(cfg: config_mod.Config) -> bool:
+    from indexer.remote import connect
+    client = connect(cfg, timeout=2)
+    if client is None:
+        return False
+    client.close()
+    return True
 
 
 pass_ctx = click.make_pass_decorator(CliContext)
