@@ -1,7 +1,11 @@
-"""The full-text MATCH of a query for one store: Chinese words the store never indexed become phrases."""
+"""The full-text side of a query in one store: its MATCH (Chinese words the store never indexed become
+phrases) and the score of an ideal match, which puts the BM25 of different stores on one scale."""
 
 from __future__ import annotations
 
+import math
+
+from indexer.index import db
 from indexer.index import sql
 from indexer.notes.textseg import MAX_QUERY_TERMS, fts_match_expression, han_words, query_terms
 
@@ -14,3 +18,17 @@ def match_for_store(con, text: str) -> str:
         return fts_match_expression(text)
     counts = sql.term_doc_counts(con, words)
     return fts_match_expression(text, unindexed={w for w in words if not counts.get(w)})
+
+
+def ideal_bm25(con, text: str) -> float:
+    """What a chunk holding each of the query's terms once would score in this store: FTS5's idf summed
+    over the terms. BM25 from different stores, each divided by its own ideal, is on one scale: a store
+    where the words are rare no longer outranks one where they are common for a weaker match."""
+    kept = set(query_terms(text)[:MAX_QUERY_TERMS])
+    terms = sorted({term for surface, term in db.index_terms(con, text) if surface.casefold() in kept})
+    if not terms:
+        return 1.0
+    n = sql.chunk_count(con)
+    counts = sql.term_doc_counts(con, terms)
+    # FTS5's idf, floored as FTS5 floors it for words in more than half of the chunks
+    return sum(max(1e-6, math.log((n - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5))) for t in terms)

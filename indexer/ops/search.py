@@ -100,9 +100,10 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     words: tuple[str, ...] = ()
     if match:
         found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under)
+        ideal = query_match.ideal_bm25(st.con, q.text) if found else 1.0  # stores on one scale
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
-            c.bm25, c.fts_rank = r["bm25"], rank
+            c.bm25, c.fts_rank = r["bm25"] / ideal, rank
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
@@ -125,9 +126,11 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under):
+    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under)
+    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words)) if found else 1.0
+    for r in found:
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
-        c.bm25_feedback = r["bm25"]
+        c.bm25_feedback = r["bm25"] / ideal
     return exp.words
 
 
