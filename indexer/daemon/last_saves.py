@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from indexer.daemon.store_writer import Job
+
 HELD_BUDGET_S = 5.0  # systemd waits 90 s for a stop; a save is worth a few of them, a stuck model is not
 
 
@@ -14,7 +16,7 @@ def index_held(watcher, writers: dict, log, budget_s: float = HELD_BUDGET_S) -> 
     count = 0
     for name, paths in held.items():
         if paths and name in writers:
-            writers[name].submit("paths", paths)
+            writers[name].submit(Job.PATHS, paths)
             count += len(paths)
     if not count:
         return 0
