@@ -66,3 +66,11 @@ class ArgumentError(InputError):
             return str(self)
         flag = self.name.upper() if self.name in self.POSITIONAL else "--" + self.name.replace("_", "-")
         return self.worded(flag, self.example.replace(f"{self.name}=", f"{flag} ") if self.example else "")
+
+
+class NotFoundError(InputError):
+    """No memory or note answers to the id or path given (it may have changed since it was read)."""
+
+
+class ConflictError(NoteError):
+    """The note changed since the memory was read; nothing was written."""

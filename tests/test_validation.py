@@ -82,20 +82,26 @@ def test_daemon_socket_answers_with_the_same_messages(tmp_path, home):
         assert served.stop() == 0
 
 
-def test_mcp_tools_answer_with_the_same_messages(home):
+def test_mcp_tools_refuse_by_the_same_rules(home):
+    """The tools' schemas take their bounds from the same rules; a refusal names the argument, never a flag."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "--embedder",
                                                                 "none", "mcp"], env={**os.environ, "HF_HUB_OFFLINE": "1"})
     tools = {"search": "memory_search", "recall": "memory_recall", "add": "memory_add"}
+    cases = [(m, args, msg) for m, args, msg in CASES if "limit" not in args or m == "search"]
 
     async def session():
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()
-                return [await s.call_tool(tools[m], args) for m, args, _ in CASES if "limit" not in args or m == "search"]
+                listed = {t.name: t.input_schema for t in (await s.list_tools()).tools}
+                return listed, [await s.call_tool(tools[m], args) for m, args, _ in cases]
 
-    answers = asyncio.run(asyncio.wait_for(session(), 240))
-    wanted = [msg for m, args, msg in CASES if "limit" not in args or m == "search"]
-    for answer, message in zip(answers, wanted):
-        assert answer.is_error and message in answer.content[0].text and "--" not in answer.content[0].text, answer
+    listed, answers = asyncio.run(asyncio.wait_for(session(), 240))
+    assert listed["memory_recall"]["properties"]["max_chars"]["minimum"] == MIN_RECALL_CHARS
+    assert listed["memory_add"]["properties"]["importance"]["anyOf"][0]["maximum"] == 5
+    for answer, (_m, args, message) in zip(answers, cases):
+        text = answer.content[0].text
+        name = message.split()[0]
+        assert answer.is_error and name in text.lower() and "--" not in text, text

@@ -17,6 +17,7 @@ from indexer.config import Config
 from indexer import validation
 from indexer.errors import ArgumentError, InputError, NoteError
 from indexer.notes.scanner import NoteFilter
+from indexer.notes.spaces import in_space, space_name, space_of, space_uri
 from indexer.notes.typed_notes import note_of_type
 
 try:
@@ -42,10 +43,16 @@ class Target:
 
 
 def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str | None = None,
-                  now: datetime | None = None) -> Target:
-    """Global `user/<type>.md` for lasting facts, the project's journal for events; or --file."""
+                  now: datetime | None = None, space: str | None = None) -> Target:
+    """The store's note of the type for lasting facts (`user/<type>.md` when it has none), the project's
+    journal for events; or --file.
+
+    In a space every path is inside its folder (`spaces/NAME/user/preference.md`), and without
+    one no path may lead into a space.
+    """
     validation.choice("type", type_, TYPES)
     now = now or datetime.now()
+    space = space_name(space)
     if scope is not None:
         validation.choice("scope", scope, ("global", "project"))
     wanted = scope or ("global" if type_ in GLOBAL_TYPES else "project")
@@ -55,13 +62,16 @@ def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str |
         wanted = "global"  # events without a project go to the global journal
     root = cfg.home if wanted == "global" else cfg.project
     if file:
-        uri = safe_uri(root, file)
+        uri = safe_uri(root, space_uri(space, str(file).strip().lstrip("/")) if space else file)
         title = PurePosixPath(uri).stem.replace("-", " ").replace("_", " ").capitalize()
+        if not in_space(uri, space):
+            raise ArgumentError("file", f"lies in the space {space_of(uri)!r}; pass that space to write there", file)
     elif type_ in GLOBAL_TYPES:
-        uri, title = note_of_type(root, "user", type_) or f"user/{type_}.md", _TITLES[type_]
+        folder = space_uri(space, "user")
+        uri, title = note_of_type(root, folder, type_) or f"{folder}/{type_}.md", _TITLES[type_]
     else:
         day = now.strftime("%Y-%m-%d")
-        uri, title = f"journal/{day}.md", f"Journal {day}"
+        uri, title = space_uri(space, f"journal/{day}.md"), f"Journal {day}"
     return Target(store=wanted, root=Path(root), uri=uri, path=Path(root) / uri, title=title)
 
 

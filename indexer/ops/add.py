@@ -14,6 +14,8 @@ from indexer.index import sql
 from indexer.ops.cite import cited_range
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
+from indexer.notes.spaces import space_name, space_uri
+from indexer.ops.search import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
 MAX_ADD_CHARS = 8_000
@@ -35,7 +37,7 @@ def normalise(text: str) -> str:
 
 def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, type_: str = "fact",
                importance: int | None = None, scope: str | None = None, file: str | None = None,
-               redact: bool = False, now: datetime | None = None) -> dict:
+               redact: bool = False, now: datetime | None = None, space: str | None = None) -> dict:
     """Write one memory to Markdown (or reinforce its twin) and index it before returning.
 
     `stores()` gives the open stores to look for a twin in; `writes` changes the index.
@@ -45,12 +47,14 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
         raise InputError(f"memory is {len(text)} characters; keep one memory under {MAX_ADD_CHARS} or write a note")
     importance = validation.importance(importance)
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
-    target = choose_target(cfg, type_, scope, file, now)
+    space = space_name(space)
+    target = choose_target(cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn)
+    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space)
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
-    entry = format_entry(text, type_, journal=target.uri.startswith("journal/") and not file, now=now)
+    entry = format_entry(text, type_, journal=target.uri.startswith(space_uri(space, "journal/")) and not file,
+                         now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
     indexed = _index_now(target, writes, warn)
     if indexed:  # report the lines a search hit on this memory will show
@@ -58,7 +62,8 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": indexed}
 
 
-def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn) -> dict | None:
+def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn,
+               space: str | None = None) -> dict | None:
     """The stored memory this text restates (≥ threshold), reinforced; None if new."""
     try:
         stores = open_stores()
@@ -69,7 +74,8 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
     want = normalise(text)
     lines = []  # (store, row, line offset, normalised line)
     for st in stores:
-        rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES) if vec is not None and st.with_vec else []
+        rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES, space=space_filter(st, space)) \
+            if vec is not None and st.with_vec else []
         for row in rows:
             for off, line in enumerate(row["content"].split("\n")):
                 norm = normalise(line)

@@ -14,6 +14,7 @@ from indexer import validation
 from indexer.errors import ArgumentError
 from indexer.models import Hit
 from indexer.index.stores import Store
+from indexer.notes.spaces import space_name, space_uri
 from indexer.notes.textseg import fts_match_expression, has_han, match_any
 
 MAX_QUERY_CHARS = 20_000
@@ -27,10 +28,11 @@ class Query:
     under: tuple[str, ...] = ()
     min_score: float = 0.0
     explain: bool = False
+    space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
 
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
-               min_score: float | None = None, explain: bool = False) -> Query:
+               min_score: float | None = None, explain: bool = False, space: str | None = None) -> Query:
     text = validation.text("query", text, '"backup plan"')
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
@@ -39,8 +41,10 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
         raise ArgumentError("under", "must be a folder prefix or a list of them", under, 'under="projects/"')
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
+    space = space_name(space)
+    under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=min_score, explain=explain)
+                 min_score=min_score, explain=explain, space=space)
 
 
 def _valid_text(text: str) -> str:
@@ -99,7 +103,8 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
     if match:
-        found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under)
+        found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under,
+                               space=space_filter(st, q.space))
         ideal = query_match.ideal_bm25(st.con, q.text) if found else 1.0  # stores on one scale
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
@@ -107,7 +112,8 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
-        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under), 1):
+        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under,
+                                                   space=space_filter(st, q.space)), 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.similarity, c.vec_rank = r["similarity"], rank
         # full-text candidates the KNN pool missed still get their true cosine
@@ -119,6 +125,14 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     return words
 
 
+def space_filter(st: Store, space: str | None) -> str | None:
+    """The SQL filter for a space: its name, "" for the default space, None when the store has no spaces
+    (then the default space is every row and the faster unfiltered KNN applies)."""
+    if space:
+        return space
+    return "" if sql.has_spaces(st.con) else None
+
+
 def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     exp = feedback.expansion_terms(
@@ -126,7 +140,7 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under)
+    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space))
     ideal = query_match.ideal_bm25(st.con, " ".join(exp.words)) if found else 1.0
     for r in found:
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
