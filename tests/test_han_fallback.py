@@ -24,3 +24,8 @@ def test_the_fallback_is_per_store_and_only_for_words_a_store_never_indexed(make
     mem = make_memory({"phone.md": NOTES["phone.md"]}, {"tool.md": NOTES["tool.md"]}, embedder=none_embedder)
     hits = mem.search("好用", mode="fts", limit=10)
     assert {(h.store, h.uri) for h in hits} == {("global", "phone.md"), ("project", "tool.md")}
+
+
+def test_the_ideal_score_never_fails_on_counts_read_apart():
+    from indexer.ops.query_match import _idf
+    assert _idf(10, 1) > _idf(10, 4) > 0 and _idf(10, 6) == 1e-6 and _idf(3, 5) == 1e-6  # a commit in between

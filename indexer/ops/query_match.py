@@ -30,5 +30,11 @@ def ideal_bm25(con, text: str) -> float:
         return 1.0
     n = sql.chunk_count(con)
     counts = sql.term_doc_counts(con, terms)
-    # FTS5's idf, floored as FTS5 floors it for words in more than half of the chunks
-    return sum(max(1e-6, math.log((n - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5))) for t in terms)
+    return sum(_idf(n, counts.get(t, 0)) for t in terms)
+
+
+def _idf(chunks: int, holding: int) -> float:
+    """FTS5's idf, floored as FTS5 floors it for words in more than half of the chunks. The two counts
+    are read apart, so a writer's commit between them may leave more holders than chunks."""
+    ratio = (chunks - holding + 0.5) / (holding + 0.5)
+    return math.log(ratio) if ratio > 1.0 else 1e-6
