@@ -61,6 +61,31 @@ class InputError(MdmemError):
     exit_code = 2
 
 
+class ArgumentError(InputError):
+    """An argument breaks its rule; worded for any caller, with the flag's name for the command line."""
+
+    POSITIONAL = ("query", "text")  # arguments, not options, on the command line
+
+    def __init__(self, name: str, rule: str | None = None, got=None, example: str = ""):
+        if rule is None:  # rebuilt from its message alone (an answer over the socket): keep it whole
+            self.name, self.rule, self.got, self.example = "", name, None, ""
+            super().__init__(name)
+            return
+        self.name, self.rule, self.got, self.example = name, rule, got, example
+        super().__init__(self.worded(name))
+
+    def worded(self, name: str, example: str | None = None) -> str:
+        got = "" if self.got is None else f" (got {self.got!r})"
+        example = self.example if example is None else example
+        return f"{name} {self.rule}{got}" + (f"; e.g. {example}" if example else "")
+
+    def for_cli(self) -> str:
+        if not self.name:
+            return str(self)
+        flag = self.name.upper() if self.name in self.POSITIONAL else "--" + self.name.replace("_", "-")
+        return self.worded(flag, self.example.replace(f"{self.name}=", f"{flag} ") if self.example else "")
+
+
 class NotFoundError(InputError):
     """No memory or note answers to the id or path given (it may have changed since it was read)."""
 

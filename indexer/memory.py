@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer import config as config_mod
+from indexer import validation
 from indexer.index import sql
 from indexer.config import Config
 from indexer.embedder import load_embedder
@@ -48,9 +49,7 @@ class Memory:
         return self._embedder
 
     def stores(self, scope: str = "all") -> list[Store]:
-        if scope not in config_mod.SCOPES:
-            from indexer.errors import InputError
-            raise InputError(f"unknown scope {scope!r}; choose all, global or project")
+        scope = validation.scope(scope)
         out = []
         for name, root in store_roots(self.cfg, scope):
             if not self._available(name):

@@ -235,11 +235,11 @@ def test_cli_search_status_decay_go_through_the_daemon(served):
     assert eventually(lambda: served.uris("quetzal") == {"cli.md"})
     r = served.cli("search", "quetzal feather", "--json", "--mode", "fts")
     assert r.returncode == 0, r.stderr
-    assert [h["uri"] for h in json.loads(r.stdout)][:1] == ["cli.md"]
+    assert [h["uri"] for h in json.loads(r.stdout)["results"]][:1] == ["cli.md"]
     r = served.cli("search", "--batch", "-", "--mode", "fts", input='{"qid": "q1", "query": "quetzal"}\n')
     assert json.loads(r.stdout)["results"][0]["uri"] == "cli.md"
     r = served.cli("status", "--json")
-    data = json.loads(r.stdout)
+    data = json.loads(r.stdout)["stores"]
     assert data["project"]["daemon"] is True and data["project"]["files"] >= 2
     r = served.cli("decay")
     assert r.returncode == 0 and "project:" in r.stdout, r.stderr
@@ -324,11 +324,11 @@ def test_without_a_daemon_commands_work_in_process(tmp_path):
     assert d.cli("index").returncode == 0
     r = d.cli("status", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["project"]["daemon"] is False
+    assert json.loads(r.stdout)["stores"]["project"]["daemon"] is False
     write(d.notes / "solo.md", "# Solo\n\nchanged since indexing\n")
-    assert json.loads(d.cli("status", "--json").stdout)["project"]["stale"] is True
+    assert json.loads(d.cli("status", "--json").stdout)["stores"]["project"]["stale"] is True
     r = d.cli("search", "solitaire", "--mode", "fts", "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)[0]["uri"] == "solo.md"
+    assert r.returncode == 0 and json.loads(r.stdout)["results"][0]["uri"] == "solo.md"
 
 
 def test_systemd_unit_is_a_valid_user_unit(tmp_path):
