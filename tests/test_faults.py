@@ -155,7 +155,7 @@ def test_add_on_a_full_disk_fails_in_one_line_and_the_note_stays_byte_identical(
 
 def test_update_and_forget_on_a_full_disk_fail_in_one_line_and_change_nothing(home):
     r = mdmem(home, "search", "walrus colony", "--json")
-    memory_id = next(h["id"] for h in json.loads(r.stdout) if h["uri"].startswith("journal/"))
+    memory_id = next(h["id"] for h in json.loads(r.stdout)["results"] if h["uri"].startswith("journal/"))
     notes, rows = snapshot(home), index_rows(home)
     for args in (("update", memory_id, "Saw two walrus colonies near Svalbard."), ("forget", memory_id)):
         r = mdmem(home, *args, file_size_limit=1)

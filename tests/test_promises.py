@@ -67,7 +67,7 @@ def test_settings_come_from_file_then_environment_then_flags(tmp_path):
     def hits(*flags, env=None):
         r = run_cli(home, "--embedder", "none", "search", "heron", "--json", *flags, env_extra=env)
         assert r.returncode == 0, r.stderr
-        return len(json.loads(r.stdout))
+        return len(json.loads(r.stdout)["results"])
 
     assert hits() == 6  # the default limit (10) is above the six notes
     (home / "config.toml").write_text("limit = 2\n")
@@ -142,7 +142,7 @@ def test_sigterm_while_notes_are_being_indexed_exits_0_and_leaves_no_half_note(t
         time.sleep(0.02)
     assert d.stop(signal.SIGTERM) == 0, d.log.read_text()
     r = d.cli("verify", "--json")
-    kinds = {diff["kind"] for line in r.stdout.splitlines() for diff in json.loads(line)["differences"]}
+    kinds = {diff["kind"] for rep in json.loads(r.stdout)["stores"].values() for diff in rep["differences"]}
     assert kinds <= {"unindexed"}, r.stdout  # notes not reached yet, never a note indexed in part
     d.start()  # the next start picks up the rest
     try:
