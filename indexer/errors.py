@@ -1,5 +1,7 @@
 """The one exception family of mdmem: every message says how to fix the problem."""
 
+import errno
+
 
 class MdmemError(Exception):
     """Base error; str(err) is one line a user can act on."""
@@ -23,6 +25,22 @@ class ExtensionError(MdmemError):
 
 class StoreError(MdmemError):
     """An index file is unreadable, corrupt or locked."""
+
+
+class DiskFullError(StoreError):
+    """No space left where mdmem must write (disk, quota or file-size limit); nothing was written."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """The store's folder or index is read-only (a mounted snapshot, a read-only volume)."""
+
+
+class AccessDeniedError(StoreError):
+    """The file system refuses this user access to a note or an index file."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the index's write lock longer than the busy timeout."""
 
 
 class CorruptIndexError(StoreError):
@@ -74,3 +92,32 @@ class NotFoundError(InputError):
 
 class ConflictError(NoteError):
     """The note changed since the memory was read; nothing was written."""
+
+
+# a file-size limit (EFBIG) stops a writer exactly as a full disk does
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS}
+_DENIED = {errno.EPERM, errno.EACCES}
+
+
+def for_os_error(exc: OSError, path) -> MdmemError:
+    """One line naming the cause and the place of a failed file write (errno decides the kind)."""
+    code = exc.errno
+    if code in _NO_SPACE:
+        return DiskFullError(f"disk full: {path} (free some space; nothing was written)")
+    if code in _READ_ONLY:
+        return read_only(path)
+    if code in _DENIED:
+        return AccessDeniedError(f"permission denied: {path} (give this user write access; nothing was written)")
+    return StoreError(f"cannot write {path}: {exc.strerror or exc} (nothing was written)")
+
+
+def read_only(path) -> ReadOnlyStoreError:
+    return ReadOnlyStoreError(f"read-only: {path} (searches still answer; writing needs a writable store, nothing was written)")
+
+
+def for_errno(code: int, path) -> MdmemError | None:
+    """The specific error for a system errno SQLite reported, or None when it is no known cause."""
+    if code in _NO_SPACE | _READ_ONLY | _DENIED:
+        return for_os_error(OSError(code, ""), path)
+    return None

@@ -56,7 +56,7 @@ class Memory:
                 continue
             if name not in self._stores:
                 self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
-                                                read_only=self._read_only)
+                                                read_only=self._read_only, warn=self._warn)
             out.append(self._stores[name])
         return out
 
@@ -220,8 +220,8 @@ class LocalWrites:
 
     def record_access(self, hits: list[Hit]) -> None:
         by_store = counters.ids_by_store(hits)
-        for st in self.mem.stores("all"):
-            counters.count_access(st, by_store.get(st.name, []))
+        counters.tell_once([counters.count_access(st, by_store.get(st.name, [])) for st in self.mem.stores("all")],
+                           self.mem._warn)
 
     def reinforce(self, store: str, chunk_id: str) -> float | None:
         return counters.reinforce(self._store(store), chunk_id)

@@ -178,9 +178,3 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # a page found damaged mid-command: say how to recover, not a traceback
-        from indexer.index.db import is_corrupt
-        if not is_corrupt(exc):
-            raise
-        click.echo(f"error: an index file is damaged ({exc}); run `mdmem verify --repair` to rebuild it from the notes", err=True)
-        sys.exit(1)

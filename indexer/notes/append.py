@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from indexer.config import Config
 from indexer import validation
-from indexer.errors import ArgumentError, InputError, NoteError
+from indexer.errors import ArgumentError, InputError, NoteError, for_os_error
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.spaces import in_space, space_name, space_of, space_uri
 from indexer.notes.typed_notes import note_of_type
@@ -145,7 +145,17 @@ def compose(old: bytes | None, entry: str, header: str) -> bytes:
 
 
 def append_entry(target: Target, entry: str, header: str) -> tuple[int, int]:
-    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds."""
+    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds.
+
+    A full disk, a read-only store or a refused write leaves the note as it was and says so in one line.
+    """
+    try:
+        return _append(target, entry, header)
+    except OSError as exc:
+        raise for_os_error(exc, target.path) from exc
+
+
+def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     target.path.parent.mkdir(parents=True, exist_ok=True)
     with _note_lock(target):
         base = expect = _read(target.path)

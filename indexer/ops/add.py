@@ -9,7 +9,6 @@ from typing import Protocol
 import numpy as np
 
 from indexer import validation
-from indexer.index import db
 from indexer.index import sql
 from indexer.ops.cite import cited_range
 from indexer.errors import InputError, MdmemError
@@ -68,7 +67,7 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
     try:
         stores = open_stores()
         vec = emb.embed_documents([text])[0] if emb.dim else None
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         warn(f"cannot check for an existing copy ({exc}); appending anyway")
         return None
     want = normalise(text)
@@ -104,6 +103,6 @@ def _index_now(target, writes: StoreWrites, warn) -> bool:
     try:
         writes.index_note(target.store, target.path)
         return True
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
         return False

@@ -7,7 +7,6 @@ import re
 import subprocess
 
 from indexer import validation
-from indexer.index import db
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.append import strip_item
 
@@ -44,7 +43,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
             if rewritten:
                 best = max(best, _run(search, rewritten, limit, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
-    except (MdmemError, db.Error, OSError) as exc:
+    except (MdmemError, OSError) as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
@@ -60,7 +59,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     shown = {m["id"] for m in memories}
     try:
         record_access([h for h in hits if h.id in shown])  # handed to a caller: an access
-    except (MdmemError, db.Error):
+    except MdmemError:
         pass
     text = "\n".join([HEADER] + [m["line"] for m in memories]) if memories else ""
     return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}
