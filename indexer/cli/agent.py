@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
-from indexer.errors import MdmemError
+from indexer import validation
+from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.append import TYPES
 from indexer.ops.timespan import bounds
 
@@ -18,7 +19,7 @@ from indexer.ops.timespan import bounds
 @click.command()
 @click.argument("text")
 @click.option("--type", "type_", type=click.Choice(TYPES), default="fact", show_default=True)
-@click.option("--importance", type=click.IntRange(1, 5), help="1-5, recorded when the note is created.")
+@click.option("--importance", type=int, help="1-5, recorded when the note is created.")
 @click.option("--scope", type=click.Choice(["global", "project"]), help="Default: global for preference/fact/entity, project for decision/episodic.")
 @click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")
 @click.option("--redact", is_flag=True, help="Mask secrets instead of refusing the text.")
@@ -27,11 +28,12 @@ from indexer.ops.timespan import bounds
 @pass_ctx
 def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, space):
     """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
+    validation.check_given(importance=importance)
     if text == "-":
         text = sys.stdin.read()
     res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space)
     if as_json:
-        click.echo(json.dumps(res, ensure_ascii=False))
+        output.emit(res)
         return
     if res["redacted"]:
         warn(f"redacted: {', '.join(res['redacted'])}")
@@ -52,16 +54,19 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
 @pass_ctx
 def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
-    bounds(since, until)  # a mistyped bound is the caller's to fix, not a silent empty block
+    validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
+    bounds(since, until)  # so is a mistyped date
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
                          scope=scope, space=space, since=since, until=until)
+    except ArgumentError:
+        raise
     except MdmemError as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return  # an agent's turn must never fail because memory is down
     if as_json:
-        click.echo(json.dumps(res, ensure_ascii=False))
+        output.emit(res)
     elif res["text"]:
         click.echo(res["text"])
 

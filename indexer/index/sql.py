@@ -8,7 +8,8 @@ import time
 import numpy as np
 
 from indexer.index import db
-from indexer.errors import IndexMismatchError
+from indexer.errors import DiskFullError, IndexMismatchError, ReadOnlyStoreError, StoreBusyError, StoreError
+from indexer.models import Note
 from indexer.notes.spaces import FOLDER, space_prefix
 
 SCHEMA_VERSION = "2"  # 2: kind and memory_date (one row per memory)
@@ -53,6 +54,10 @@ _SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 
 
 # ---- schema and identity -------------------------------------------------------------
+
+def has_schema(con) -> bool:
+    return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks'"))
+
 
 def init_schema(con) -> None:
     with db.transaction(con):
@@ -376,6 +381,10 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
         return []
     blob = db.vector_blob(query_vec)
     where, params = _filter_sql(parent_dirs, under, since, until)
+    if space is not None and not where:
+        found = _knn_in_space(con, blob, k, space)
+        if found is not None:
+            return found
     where, params = _with_space(where, params, space)
     if where:
         sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
@@ -387,6 +396,32 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     return db.rows(con, sql, [blob, k])
 
 
+KNN_MAX = 4096  # the largest k sqlite-vec answers
+
+
+def _knn_in_space(con, blob, k: int, space: str) -> list[dict] | None:
+    """A space's nearest rows from KNN over the whole table, asking for more until k of them come back.
+
+    Joining the vector table row by row costs about 0.1 ms a row, so an exact scan of a big space
+    takes seconds; KNN scans every vector in C in milliseconds. None when the space is so small a
+    share of the store that KNN_MAX neighbours might not reach it: then its few rows are scanned.
+    """
+    where, params = _with_space("", [], space)
+    inside = db.rows(con, "SELECT count(*) AS n FROM chunks c WHERE 1" + where, params)[0]["n"]
+    total = chunk_count(con)
+    if inside == 0:
+        return []
+    want = min(total, max(2 * k, -(-2 * k * total // inside)))  # twice the share a space of this size should need
+    while want <= KNN_MAX:
+        found = db.rows(con, "WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) "
+                        + _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+                        " WHERE 1" + where + " ORDER BY knn.distance LIMIT ?", [blob, want, *params, k])
+        if len(found) >= min(k, inside) or want >= total:
+            return found
+        want = min(total, want * 4)
+    return None
+
+
 def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None,
                  space: str | None = None) -> list[dict]:
     """Chunks at least `threshold` cosine-similar to the vector, most similar first (space: as in searches)."""
@@ -396,7 +431,7 @@ def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_ur
 
 def vectors_with_uri(con):
     """Every vector as (id, uri, vector), streamed, for a pass over all of them at once."""
-    for cid, uri, blob in con.execute("SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+    for cid, uri, blob in db.stream(con, "SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
         yield cid, uri, db.blob_vector(blob)
 
 
@@ -565,9 +600,9 @@ def fts_integrity_problem(con) -> str | None:
     """FTS5's own check of its index against the chunks table (rank 1: content compared too)."""
     try:
         con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-    except db.Error as exc:
-        if isinstance(exc, db.BusyError):
-            raise
+    except (StoreBusyError, DiskFullError, ReadOnlyStoreError):
+        raise  # the check could not run: that says nothing about the index
+    except StoreError as exc:
         return str(exc)
     return None
 

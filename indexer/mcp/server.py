@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from indexer import validation
 from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.mcp.shape import compact, invalid_arguments, plain
@@ -36,7 +38,7 @@ INSTRUCTIONS = (
 Scope = Literal["all", "global", "project"]
 Store = Literal["global", "project"]
 Mode = Literal["hybrid", "fts", "vector"]
-Kind = Literal["preference", "fact", "decision", "entity", "episodic"]
+Kind = Literal["preference", "fact", "instruction", "decision", "entity", "episodic"]
 Space = Annotated[str | None, Field(description="Memory space (one user or character), e.g. alice; "
                                                 "omitted: the notes outside any space")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Most results returned")]
@@ -73,10 +75,15 @@ class _Server(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 return error(invalid_arguments(name, exc.__cause__.errors()))
-            tools = ", ".join(t.name for t in await self.list_tools())
-            return error(plain(f"no tool {name}; the tools are {tools}") if name not in tools else plain(str(exc)))
+            tools = [t.name for t in await self.list_tools()]
+            if name not in tools:
+                return error(plain(f"no tool {name}; the tools are {', '.join(tools)}"))
+            return error(plain(str(exc)))
 
     async def list_resources(self) -> list[Resource]:
+        return await asyncio.to_thread(self._notes)  # a walk of the folders must not hold up other requests
+
+    def _notes(self) -> list[Resource]:
         """The notes as the folders hold them now (read from disk, not the index)."""
         out = []
         for name, root in store_roots(self.cfg):
@@ -98,12 +105,15 @@ class _Server(MCPServer):
         if not text.startswith(SCHEME):
             return await super().read_resource(uri, context)
         try:
-            with self.lock:
-                note = self.mem.get(text, space=space_of(text[len(SCHEME):].partition("/")[2]))
+            note = await asyncio.to_thread(self._read, text)
         except MdmemError as exc:
-            from mcp.server.mcpserver.exceptions import ResourceError
             raise ResourceError(plain(str(exc))) from None
         return [ReadResourceContents(content=note["text"], mime_type="text/markdown")]
+
+
+    def _read(self, uri: str) -> dict:
+        with self.lock:
+            return self.mem.get(uri, space=space_of(uri[len(SCHEME):].partition("/")[2]))
 
 
 def error(message: str) -> CallToolResult:
@@ -143,7 +153,8 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
     def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],
                       context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
-                      max_chars: Annotated[int, Field(ge=200, le=20000, description="Size budget of the block")] = 1500,
+                      max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
+                                                      description="Size budget of the block")] = 1500,
                       scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
         return run(lambda: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
@@ -152,9 +163,10 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                                idempotent_hint=False, open_world_hint=False))
     def memory_add(text: Annotated[str, Field(description="One memory, in a sentence or two")],
-                   type: Annotated[Kind, Field(description="preference, fact and entity go to the global store; "
+                   type: Annotated[Kind, Field(description="preference, fact, instruction and entity go to the global store; "
                                                            "decision and episodic to the project journal")] = "fact",
-                   importance: Annotated[int | None, Field(ge=1, le=5, description="1-5 for a new note")] = None,
+                   importance: Annotated[int | None, Field(ge=validation.IMPORTANCE[0], le=validation.IMPORTANCE[1],
+                                                           description="1-5 for a new note")] = None,
                    scope: Store | None = None,
                    file: Annotated[str | None, Field(description="Note path inside the store, e.g. agent/notes.md")] = None,
                    redact: Annotated[bool, Field(description="Mask secrets instead of refusing the text")] = False,
