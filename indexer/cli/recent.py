@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx
 from indexer.cli.memories import AS_JSON, SPACE
+from indexer.cli.output import emit
 
 
 @click.command()
@@ -21,7 +20,7 @@ def recent(c: CliContext, limit, scope, space, as_json):
     """List the newest memories, newest first, each with its date and source lines."""
     found = backend(c).recent(limit=limit, scope=scope, space=space)
     if as_json:
-        click.echo(json.dumps(found, ensure_ascii=False))
+        emit({"results": found})
         return
     if not found:
         click.echo("no memories yet; add one with mdmem add \"...\"", err=True)

@@ -69,17 +69,20 @@ def lift(hits: list[Hit], query: str) -> list[Hit]:
     dated = {id(h) for h in memories}
     out = []
     for h in hits:
-        extra = 0.0
+        score, extra = h.score, 0.0
         if id(h) in dated:
             day = h.date[:10]
-            if h.store == top.store and h.uri == top.uri and day == top.date[:10]:  # the best one too: it stays first
-                extra += SAME_DAY
+            if h is not top and h.store == top.store and h.uri == top.uri and day == top.date[:10]:
+                # up to just below the best memory, in their own order: the lift reorders memories,
+                # it never carries one past the hits that outranked the best memory
+                score = min(score + SAME_DAY * best.score, top.score - 1e-3 * (top.score - score))
             if day in days:
                 extra += NAMED_DAY
             elif day[:7] in months:
                 extra += NAMED_MONTH
-        if extra:
-            explain = {**h.explain, "memory_lift": round(extra, 4)} if h.explain is not None else None
-            h = dataclasses.replace(h, score=h.score + extra * best.score, explain=explain)
+        score += extra * best.score
+        if score != h.score:
+            explain = {**h.explain, "memory_lift": round(score - h.score, 4)} if h.explain is not None else None
+            h = dataclasses.replace(h, score=score, explain=explain)
         out.append(h)
     return out

@@ -120,9 +120,16 @@ def _source(h) -> str:
     return f" (source: {h.uri}#{lines})"
 
 
+def _stamp(h) -> str:
+    return f"[{h.date.replace('T', ' ')}] " if h.kind == "memory" and h.date else ""
+
+
 def _smallest_line(h) -> int:
-    """The block size that holds this memory: header, its source and the shortest text shown."""
-    return len(HEADER) + 1 + len("- ") + min(validation.MIN_TEXT_CHARS, len(memory_text(h.content))) + len(_source(h))
+    """The block size that holds this memory: header, its date, its source and the shortest text shown
+    (a memory is shown whole)."""
+    text = len(memory_text(h.content))
+    shown = text if h.kind == "memory" else min(validation.MIN_TEXT_CHARS, text)
+    return len(HEADER) + 1 + len("- ") + len(_stamp(h)) + shown + len(_source(h))
 
 
 def render_memories(hits, max_chars: int) -> list[dict]:
@@ -143,7 +150,7 @@ def render_memories(hits, max_chars: int) -> list[dict]:
         if any(s == h.store and u == h.uri and a <= h.end_line and h.start_line <= b for s, u, a, b in spans):
             continue
         source = _source(h)
-        stamp = f"[{h.date.replace('T', ' ')}] " if h.kind == "memory" and h.date else ""
+        stamp = _stamp(h)
         room = max_chars - used - 1 - len("- ") - len(stamp) - len(source)
         if len(text) > room:
             if h.kind == "memory" or room < 40:
