@@ -12,9 +12,11 @@ import numpy as np
 from indexer.index import db
 from indexer.index import sql
 from indexer.notes.chunker import parse_note
+from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
 from indexer.errors import NoteError
 from indexer.models import Note
+from indexer.ops.continuity import Released, write_note
 from indexer.ops.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
@@ -96,8 +98,19 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
 
 def remove_file(st: Store, uri: str, report: SyncReport) -> None:
     with db.transaction(st.con):
+        with_vec = sql.has_vec_table(st.con)
+        rows = [(r, sql.vector_for_id(st.con, r["id"]) if with_vec else None) for r in sql.chunks_for_uri(st.con, uri)]
         report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
+        for r, vec in rows:  # a memory moved to another note takes its counters (and vector) along
+            released(st).release(st.con, r, vec)
     report.deleted += 1
+
+
+def released(st: Store) -> Released:
+    """The store's pool of counters of rows removed lately (lives as long as the open store)."""
+    if st.released is None:
+        st.released = Released()
+    return st.released
 
 
 def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, known: dict, warn, reinforce: bool,
@@ -123,7 +136,7 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
     for p in pending:
         with db.transaction(st.con):
             if p.note is not None:
-                counts = sql.upsert_note(st.con, p.note, vectors, st.with_vec)
+                counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, released(st))
                 report.chunks_added += counts["added"]
                 report.chunks_kept += counts["kept"]
                 report.chunks_removed += counts["removed"]
@@ -159,16 +172,21 @@ def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None =
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
     for note in notes:
+        # text this note already holds keeps its row and vector: one edit in a 10,000-memory note
+        # must not look up 10,000 vectors
+        have = sql.hashes_for_uri(st.con, note.uri)
         for ch in note.chunks:
-            if ch.content_hash in vectors or ch.content_hash in todo:
+            if ch.content_hash in vectors or ch.content_hash in todo or ch.content_hash in have:
                 continue
             v = cache.get(ch.content_hash) if cache else None
+            if v is None:
+                v = released(st).vector(ch.content_hash)  # e.g. a note saved by truncating it first
             if v is None:
                 v = sql.vector_for_hash(st.con, ch.content_hash)
             if v is not None:
                 vectors[ch.content_hash] = v
             else:
-                todo[ch.content_hash] = ch.content
+                todo[ch.content_hash] = text_to_embed(ch.content, ch.kind, ch.section)
     if todo:
         embedded = embedder.embed_documents(list(todo.values()))
         vectors.update(zip(todo.keys(), embedded))
@@ -197,7 +215,7 @@ def _fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
     missing = sql.hashes_missing_vectors(st.con)
     if not missing:
         return
-    vecs = embedder.embed_documents(list(missing.values()))
+    vecs = embedder.embed_documents([text_to_embed(r["content"], r["kind"], r["section"]) for r in missing.values()])
     with db.transaction(st.con):
         sql.fill_vectors(st.con, dict(zip(missing.keys(), vecs)))
     report.embedded += len(missing)
