@@ -97,9 +97,10 @@ def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokeniz
     problems = []
     if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
-    for key, want in (("chunker", chunker), ("tokenizer", tokenizer)):
-        if meta.get(key) not in (None, want):
-            problems.append(f"{key} {meta[key]} (configured {want})")
+    # another chunker is no problem: the next sync re-chunks every note (ops/sync.chunking_id);
+    # another tokenizer would leave full-text rows of unchanged text tokenised the old way
+    if meta.get("tokenizer") not in (None, tokenizer):
+        problems.append(f"tokenizer {meta['tokenizer']} (configured {tokenizer})")
     stored_model = meta.get("embedder")
     if dim and stored_model not in (None, "none", model_id):
         problems.append(f"embedder {stored_model} (configured {model_id})")

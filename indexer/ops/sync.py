@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
-from indexer.notes.chunker import parse_note
+from indexer.notes.chunker import CHUNKER_VERSION, parse_note
 from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
 from indexer.errors import NoteError
@@ -63,14 +63,14 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     _fill_missing_vectors(st, embedder, report)
     if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
         with db.transaction(st.con):
-            sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg)})
+            sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})
     report.seconds = time.perf_counter() - t0
     return report
 
 
 def chunking_id(cfg: Config) -> str:
-    """The chunking settings an index was built with (its chunker and tokenizer versions are checked apart)."""
-    return f"target={cfg.chunk_target_tokens},max={cfg.chunk_max_tokens}"
+    """How an index's notes were chunked: the chunker's version and its settings (a change re-chunks all)."""
+    return f"{CHUNKER_VERSION}:target={cfg.chunk_target_tokens},max={cfg.chunk_max_tokens}"
 
 
 def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, reinforce: bool = True) -> SyncReport:
