@@ -43,7 +43,7 @@ def _failed(out: dict, exc: Exception) -> None:
 
 def searcher(home: Path, seconds: float, embedder: str, via: str = "inprocess") -> dict:
     """Search for `seconds`, in this process or through the running daemon's socket."""
-    from indexer.daemon.rpc import remote_memory
+    from indexer.remote import remote_memory
     out = {"searches": 0, "failed": 0, "locked": 0, "errors": [], f"searches_{via}": 0}
     deadline = time.time() + seconds
     mem = _memory(home, embedder)
@@ -131,7 +131,7 @@ def run_load(home: Path, seconds: float, searchers: int, embedder: str, writers:
 
 def run_daemon_load(home: Path, seconds: float, searchers: int, embedder: str) -> dict:
     """`mdmem serve` is the writer: an editor process changes notes while searchers search, then verify."""
-    from indexer.daemon.rpc import Client, socket_path
+    from indexer.remote import Client, socket_path
     from indexer.notes.scanner import NoteFilter
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     cfg = _memory(home, embedder).cfg

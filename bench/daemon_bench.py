@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from indexer import config  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.daemon.rpc import Client, socket_path  # noqa: E402
+from indexer.remote import Client, socket_path  # noqa: E402
 
 TOPICS = ["budget", "deploy", "backup", "migration", "hiring", "roadmap", "incident", "vendor", "travel", "garden"]
 

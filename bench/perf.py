@@ -32,7 +32,7 @@ from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.models import Chunk, Note, sha256_text  # noqa: E402
-from indexer.daemon.rpc import Client, socket_path  # noqa: E402
+from indexer.remote import Client, socket_path  # noqa: E402
 
 MODES = ("fts", "vector", "hybrid")
 

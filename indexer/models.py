@@ -1,4 +1,4 @@
-"""Frozen dataclasses that cross module boundaries: parsed chunks, notes and search hits."""
+"""Dataclasses that cross module boundaries: parsed chunks, notes, search hits, sync and verify reports."""
 
 from __future__ import annotations
 
@@ -70,3 +70,75 @@ class Hit:
             d.pop("explain")
         d["score"] = round(self.score, 6)
         return d
+
+
+@dataclass
+class SyncReport:
+    """What one sync of a store did; mutable because a sync adds to it file by file."""
+
+    store: str
+    files: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks_added: int = 0
+    chunks_kept: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0
+    reinforced: int = 0
+    skipped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, other: "SyncReport") -> None:
+        for name in ("files", "indexed", "unchanged", "deleted", "chunks_added", "chunks_kept", "chunks_removed",
+                     "embedded", "reinforced"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped.extend(other.skipped)
+
+    def skip(self, message: str, warn=None) -> None:
+        """Record a note left out, or its part left out, and tell the user at once when asked to."""
+        self.skipped.append(message)
+        if warn:
+            warn(message)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way the index disagrees with the notes; `uri` is "" for store-wide problems."""
+
+    kind: str
+    uri: str
+    detail: str
+
+    def line(self, store_name: str) -> str:
+        where = f"{self.uri}: " if self.uri else ""
+        return f"{store_name}: {self.kind}: {where}{self.detail}"
+
+
+@dataclass
+class VerifyReport:
+    """What `verify` found in one store, and what a repair did."""
+
+    store: str
+    files: int = 0
+    chunks: int = 0
+    skipped: list[str] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    found: int = 0  # differences seen before a repair
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def to_dict(self) -> dict:
+        return {"store": self.store, "ok": self.ok, "files": self.files, "chunks": self.chunks,
+                "skipped": self.skipped, "repaired": self.repaired, "found": self.found,
+                "differences": [asdict(d) for d in self.differences]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "VerifyReport":
+        """The report again from its JSON form (answers of the daemon)."""
+        return cls(store=d["store"], files=d["files"], chunks=d["chunks"], skipped=list(d["skipped"]),
+                   differences=[Difference(**x) for x in d["differences"]], repaired=list(d["repaired"]),
+                   found=d["found"])

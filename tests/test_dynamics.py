@@ -75,7 +75,7 @@ def test_cleanup_drops_vanished_files_and_orphans_and_never_touches_notes(make_m
     rep = mem.cleanup("project")[0]
     assert rep["vanished_files"] == 1 and rep["chunks_removed"] >= 1
     assert rep["orphan_vectors"] >= 1 and rep["fts_rebuilt"]
-    assert sql.fts_in_step(st.con)
+    assert sql.fts_integrity_problem(st.con) is None
     assert sql.document_uris(st.con) == ["a.md"]
     assert sorted(p.name for p in root.iterdir() if p.suffix == ".md") == notes_before
     again = mem.cleanup("project")[0]

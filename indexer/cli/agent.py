@@ -8,7 +8,7 @@ import sys
 import click
 
 from indexer.cli.common import CliContext, pass_ctx, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
 from indexer.errors import MdmemError
 from indexer.notes.append import TYPES
 
@@ -64,7 +64,7 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, as_json):
 def mcp(c: CliContext):
     """Serve the memory to MCP clients over stdio (tools memory_search/recall/add/status)."""
     from indexer.cli.mcp_server import serve
-    serve(c.memory())
+    serve(backend(c), c.config())
 
 
 COMMANDS: list = [add, recall, mcp]

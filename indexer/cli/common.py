@@ -6,12 +6,15 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from indexer import config as config_mod
-from indexer.memory import Memory
 from indexer.models import Hit
+
+if TYPE_CHECKING:
+    from indexer.memory import Memory
 
 
 def warn(message: str) -> None:
@@ -26,12 +29,18 @@ class CliContext:
     project: Path | None
     settings: dict = field(default_factory=dict)
     _memory: Memory | None = None
+    _configs: dict = field(default_factory=dict)
 
     def config(self, **flags) -> config_mod.Config:
-        return config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+        """The configuration, read once per invocation (defaults < file < environment < flags)."""
+        key = tuple(sorted(flags.items()))
+        if key not in self._configs:
+            self._configs[key] = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+        return self._configs[key]
 
     def memory(self, **flags) -> Memory:
         if self._memory is None:
+            from indexer.memory import Memory  # loaded only when this process serves the command itself
             self._memory = Memory(cfg=self.config(**flags), warn=warn)
         return self._memory
 

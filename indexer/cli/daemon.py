@@ -8,19 +8,10 @@ import time
 
 import click
 
+from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx
 
 SCOPE = click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
-
-
-def backend(c: CliContext):
-    """The running daemon for these stores when there is one (warm model), else the in-process Memory."""
-    from indexer.daemon.rpc import remote_memory
-    remote = remote_memory(c.config())
-    if remote is None:
-        return c.memory()
-    click.get_current_context().call_on_close(remote.close)
-    return remote
 
 
 @click.command()

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, warn
-from indexer.cli.daemon import backend
+from indexer.cli.backend import backend
 from indexer.errors import InputError, MdmemError
 
 
@@ -32,7 +32,7 @@ def cli(ctx, home, project, embedder, st_model, device):
 @pass_ctx
 def index(c: CliContext):
     """Sync the index with the notes: new, changed and deleted files only."""
-    mem = c.memory()
+    mem = backend(c)
     for rep in mem.index(progress=progress_bar("indexing")):
         click.echo(f"{rep.store}: {rep.files} files, {rep.indexed} indexed, {rep.unchanged} unchanged, "
                    f"{rep.deleted} deleted, {rep.chunks_added} chunks added, {rep.chunks_removed} removed, "
@@ -114,7 +114,7 @@ def _batch_item(line: str) -> dict:
 @pass_ctx
 def stats(c: CliContext, scope, as_json):
     """Files, chunks and vectors per store, with counts by type."""
-    data = c.memory().stats(scope)
+    data = backend(c).stats(scope)
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False))
         return

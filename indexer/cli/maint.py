@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx, warn
 
 
@@ -17,7 +18,7 @@ from indexer.cli.common import CliContext, pass_ctx, warn
 @pass_ctx
 def verify(c: CliContext, scope, repair, as_json):
     """Check every chunk, vector and full-text row against the notes; exit 1 on a difference."""
-    reports = c.memory().verify(scope=scope, repair=repair)
+    reports = backend(c).verify(scope=scope, repair=repair)
     for rep in reports:
         if as_json:
             click.echo(json.dumps(rep.to_dict(), ensure_ascii=False))

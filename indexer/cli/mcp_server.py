@@ -12,12 +12,15 @@ except ImportError:
     from mcp.server.fastmcp.resources import FileResource
 
 from indexer.errors import MdmemError
+from indexer.index.stores import store_roots
+from indexer.notes.scanner import NoteFilter
 
 MAX_NOTE_RESOURCES = 2000  # beyond this, listing resources costs clients more than it helps
 
 
-def build_server(mem) -> FastMCP:
-    """A FastMCP server bound to one open Memory (the model stays warm between calls)."""
+def build_server(mem, cfg=None) -> FastMCP:
+    """A FastMCP server bound to one memory backend (in-process Memory, or the daemon's client)."""
+    cfg = cfg or mem.cfg
     server = FastMCP("mdmem", instructions=(
         "Long-term memory over the user's Markdown notes. Call memory_recall at the start of a task "
         "for relevant context, memory_search to look something up, memory_add to remember a lasting "
@@ -50,25 +53,23 @@ def build_server(mem) -> FastMCP:
         """Files, chunks and vectors per store, and where they live."""
         return mem.status()
 
-    _add_note_resources(server, mem)
+    _add_note_resources(server, cfg)
     return server
 
 
-def _add_note_resources(server: FastMCP, mem) -> None:
-    """Each note as a readable resource, listed once at start-up."""
+def _add_note_resources(server: FastMCP, cfg) -> None:
+    """Each note as a readable resource, listed once at start-up (read from the folders, not the index)."""
     count = 0
-    try:
-        stores = mem.stores("all")
-    except MdmemError:
-        return
-    for st in stores:
-        for uri, path in st.filter.walk():
+    for name, root in store_roots(cfg):
+        if not root.is_dir():
+            continue
+        for uri, path in NoteFilter(root, cfg.follow_symlinks).walk():
             if count >= MAX_NOTE_RESOURCES:
                 return
-            server.add_resource(FileResource(uri=f"mdmem://{st.name}/{uri}", name=f"{st.name}:{uri}",
+            server.add_resource(FileResource(uri=f"mdmem://{name}/{uri}", name=f"{name}:{uri}",
                                              path=path.resolve(), mime_type="text/markdown"))
             count += 1
 
 
-def serve(mem) -> None:
-    build_server(mem).run("stdio")
+def serve(mem, cfg) -> None:
+    build_server(mem, cfg).run("stdio")

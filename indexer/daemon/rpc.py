@@ -1,45 +1,22 @@
-"""The daemon's query endpoint: newline-delimited JSON over a private Unix socket, and its client."""
+"""The daemon's query endpoint: newline-delimited JSON over a private Unix socket (the client is indexer.remote)."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import socket
 import struct
 import socketserver
-import tempfile
 import threading
 from pathlib import Path
 
-from indexer import errors
 from indexer import log
 from indexer.config import Config
 from indexer.errors import InputError, MdmemError
 from indexer.models import Hit
-from indexer.ops.sync import SyncReport
-
-MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
-# Memory methods a reader may run; names missing on Memory (e.g. before `recall` exists) are simply absent
-READER_METHODS = ("search", "stats", "recall", "add")
-WRITER_JOBS = ("decay", "cleanup")  # done by the writer threads, so they never race indexing
-
-
-def socket_path(cfg: Config, env=None) -> Path:
-    """Where the daemon serving these stores listens: $XDG_RUNTIME_DIR, else the global store, else /tmp."""
-    env = os.environ if env is None else env
-    key = hashlib.sha256(f"{cfg.home}\0{cfg.project or ''}".encode()).hexdigest()[:16]
-    candidates = []
-    runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime and Path(runtime).is_dir():
-        candidates.append(Path(runtime) / f"mdmem-{key}.sock")
-    candidates.append(cfg.home / f".mdmem-{key}.sock")  # a dot name: never taken for a note
-    candidates.append(Path(tempfile.gettempdir()) / f"mdmem-{os.getuid()}" / f"{key}.sock")
-    for path in candidates:
-        if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
-            return path
-    raise MdmemError("no socket path short enough for these stores; set XDG_RUNTIME_DIR to a short folder")
+from indexer.protocol import OPERATIONS
+from indexer.remote import socket_path
 
 
 def jsonable(value, explain: bool = False):
@@ -146,117 +123,15 @@ class Server:
             self.path.unlink(missing_ok=True)
 
     def dispatch(self, method: str, params: dict, progress):
-        scope = params.get("scope", "all")
+        """Run one request: reads on a pooled reader, every write as a job of the store's writer."""
         if method == "ping":
             return {"pid": os.getpid()}
-        if method == "status":
-            return self.daemon.status()
-        if method == "rebuild":
-            return self.daemon.run_job("rebuild", scope, bool(params.get("no_cache")), progress)
-        if method in WRITER_JOBS:
-            return self.daemon.run_job(method, scope)
-        from indexer.memory import Memory
-        if method in READER_METHODS and callable(getattr(Memory, method, None)):
-            mem = self.daemon.reader()
-            try:
-                return jsonable(getattr(mem, method)(**params), explain=bool(params.get("explain")))
-            finally:
-                self.daemon.give_back(mem)
-        known = ["ping", "status", "rebuild", *WRITER_JOBS,
-                 *(m for m in READER_METHODS if callable(getattr(Memory, m, None)))]
-        raise InputError(f"unknown method {method!r}; the daemon serves {', '.join(known)}")
-
-
-# ---- client ---------------------------------------------------------------------------------------
-
-class Client:
-    """One connection to a running daemon; calls are sequential on it."""
-
-    def __init__(self, path: Path, timeout: float | None = None):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(str(path))
-        self._file = self.sock.makefile("rwb")
-
-    def call(self, method: str, params: dict | None = None, progress=None):
-        self._file.write((json.dumps({"method": method, "params": params or {}}) + "\n").encode())
-        self._file.flush()
-        for line in self._file:
-            msg = json.loads(line)
-            if "progress" in msg:
-                if progress:
-                    progress(*msg["progress"])
-                continue
-            if "error" in msg:
-                err = msg["error"]
-                cls = getattr(errors, err.get("type", ""), None)
-                if not (isinstance(cls, type) and issubclass(cls, MdmemError)):
-                    cls = MdmemError
-                exc = cls(err["message"])
-                exc.exit_code = err.get("exit_code", 1)
-                raise exc
-            return msg["result"]
-        raise MdmemError("the daemon closed the connection; see its log (`journalctl --user -u mdmem`)")
-
-    def close(self) -> None:
+        if method not in OPERATIONS:
+            raise InputError(f"unknown method {method!r}; the daemon serves ping, {', '.join(OPERATIONS)}")
+        if method in ("rebuild", "index"):
+            params = {**params, "progress": progress}
+        mem = self.daemon.reader()  # read-only connections; its `writes` are writer jobs
         try:
-            self._file.close()
-            self.sock.close()
-        except OSError:
-            pass
-
-
-def connect(cfg: Config, timeout: float | None = None) -> Client | None:
-    """A client when a daemon serves these stores, else None (callers then work in-process)."""
-    try:
-        path = socket_path(cfg)
-    except MdmemError:
-        return None
-    if not path.exists():
-        return None
-    try:
-        return Client(path, timeout)
-    except OSError:
-        return None  # a socket left by a killed daemon: nobody listens
-
-
-class RemoteMemory:
-    """The parts of `Memory` the command line uses, answered by the daemon (warm model, no lock waits)."""
-
-    def __init__(self, client: Client):
-        self.client = client
-
-    def search(self, query, mode=None, scope="all", limit=None, under=(), min_score=None, explain=False,
-               bump=True) -> list[Hit]:
-        found = self.client.call("search", {"query": query, "mode": mode, "scope": scope, "limit": limit,
-                                            "under": list(under or ()), "min_score": min_score,
-                                            "explain": explain, "bump": bump})
-        return [Hit(**h) for h in found]
-
-    def rebuild(self, scope="all", no_cache=False, progress=None) -> list[SyncReport]:
-        return [SyncReport(**r) for r in self.client.call("rebuild", {"scope": scope, "no_cache": no_cache}, progress)]
-
-    def status(self, scope="all") -> dict:
-        return {k: v for k, v in self.client.call("status").items() if scope in ("all", k)}
-
-    def decay(self, scope="all") -> list[dict]:
-        return self.client.call("decay", {"scope": scope})
-
-    def cleanup(self, scope="all") -> list[dict]:
-        return self.client.call("cleanup", {"scope": scope})
-
-    def add(self, text, type="fact", importance=None, scope=None, file=None, redact=False) -> dict:
-        return self.client.call("add", {"text": text, "type": type, "importance": importance, "scope": scope,
-                                        "file": file, "redact": redact})
-
-    def recall(self, query, context=None, limit=None, max_chars=None, scope="all") -> dict:
-        return self.client.call("recall", {"query": query, "context": context, "limit": limit,
-                                           "max_chars": max_chars, "scope": scope})
-
-    def close(self) -> None:
-        self.client.close()
-
-
-def remote_memory(cfg: Config) -> RemoteMemory | None:
-    client = connect(cfg)
-    return RemoteMemory(client) if client else None
+            return jsonable(getattr(mem, method)(**params), explain=bool(params.get("explain")))
+        finally:
+            self.daemon.give_back(mem)

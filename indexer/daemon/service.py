@@ -14,11 +14,12 @@ from indexer import config as config_mod
 from indexer import log
 from indexer.memory import Memory
 from indexer.ops import vector_matrix
+from indexer.daemon.reader import DaemonMemory
 from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
 from indexer.index.stores import identity, store_roots
-from indexer.daemon.store_writer import Reply, StoreWriter
+from indexer.daemon.store_writer import Job, Reply, StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
 
@@ -108,12 +109,12 @@ class Daemon:
             self.watcher = Watcher({n: w.root for n, w in self.writers.items()},
                                    {n: w.filter for n, w in self.writers.items()},
                                    self._on_paths, self.cfg.debounce_ms / 1000.0,
-                                   on_ignore_changed=lambda n: self.writers[n].submit("reconcile"),
-                                   on_lost=lambda n: self.writers[n].submit("reconcile"),
-                                   on_root_event=lambda n: self.writers[n].submit("root"))
+                                   on_ignore_changed=lambda n: self.writers[n].submit(Job.RECONCILE),
+                                   on_lost=lambda n: self.writers[n].submit(Job.RECONCILE),
+                                   on_root_event=lambda n: self.writers[n].submit(Job.ROOT))
             self.watcher.start()
             for w in self.writers.values():
-                w.submit("reconcile")
+                w.submit(Job.RECONCILE)
             vector_matrix.keep_in_memory()
             first = self.reader()
             vector_matrix.warm(first.stores())  # open one reader's connections and vectors before the first request
@@ -160,7 +161,7 @@ class Daemon:
         self.cfg = cfg
         for w in self.writers.values():
             w.cfg = cfg
-            w.submit("reconcile")  # .mdmemignore or chunking settings may have changed
+            w.submit(Job.RECONCILE)  # .mdmemignore or chunking settings may have changed
         self.watcher.debouncer.delay = cfg.debounce_ms / 1000.0
         self.scheduler.reload(cfg)
         self._drain_readers()
@@ -183,7 +184,7 @@ class Daemon:
 
     # -- work intake ----------------------------------------------------------------------------
     def _on_paths(self, name: str, paths: list[str]) -> None:
-        self.writers[name].submit("paths", paths)
+        self.writers[name].submit(Job.PATHS, paths)
 
     def enqueue_all(self, job: str) -> None:
         for w in self.writers.values():
@@ -230,8 +231,8 @@ class Daemon:
         try:
             return self._readers.get_nowait()
         except queue.Empty:
-            mem = Memory(cfg=self.cfg, embedder=self._embedder, available=self._open_store,
-                         warn=lambda m: self._log.warning("search_warning", reason=m))
+            mem = DaemonMemory(self, embedder=self._embedder, available=self._open_store,
+                               warn=lambda m: self._log.warning("search_warning", reason=m))
             self._born[id(mem)] = self._generation
             return mem
 

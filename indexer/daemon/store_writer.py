@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import queue
 import threading
@@ -13,7 +14,9 @@ from indexer import log
 from indexer.index import sql
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
+from indexer.ops import counters
 from indexer.ops.passes import cleanup_store, decay_store
+from indexer.ops.verify import check_store
 from indexer.ops.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
@@ -21,6 +24,20 @@ from indexer.ops.sync import index_paths, sync_store
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
 ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
+
+
+class Job(str, enum.Enum):
+    """Every change to a store's index, done by its writer thread alone (readers never write)."""
+
+    ROOT = "root"  # look whether the root folder or index file was deleted or replaced
+    PATHS = "paths"  # index these changed paths (watcher events, or a note just written by `add`)
+    RECONCILE = "reconcile"  # bring the whole store in step with its notes (start-up, `index`, schedule)
+    DECAY = "decay"
+    CLEANUP = "cleanup"
+    REBUILD = "rebuild"
+    VERIFY = "verify"  # check, and with a true payload repair
+    ACCESS = "access"  # count records handed to a caller (fire and forget)
+    REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
 
 
 class Stopping(Exception):
@@ -76,8 +93,14 @@ class StoreWriter(threading.Thread):
     def pending(self) -> int:
         return self.jobs.qsize() + (1 if self.busy else 0)
 
-    def submit(self, job: str, payload=None, reply: Reply | None = None) -> None:
-        self.jobs.put((job, payload, reply))
+    def submit(self, job: Job | str, payload=None, reply: Reply | None = None) -> None:
+        self.jobs.put((Job(job), payload, reply))
+
+    def call(self, job: Job, payload=None):
+        """Submit a job and wait for its result (raises what the job raised)."""
+        reply = Reply()
+        self.submit(job, payload, reply)
+        return reply.wait()
 
     def run(self) -> None:
         try:
@@ -94,10 +117,10 @@ class StoreWriter(threading.Thread):
                 except queue.Empty:
                     if time.monotonic() < self._next_check:
                         continue
-                    job, payload, reply = "root", None, None
-                if job == "paths":
+                    job, payload, reply = Job.ROOT, None, None
+                if job == Job.PATHS:
                     payload = self._drain_paths(set(payload))
-                self.busy = job if reply or job != "root" else None  # a routine look is not work to wait for
+                self.busy = job.value if reply or job != Job.ROOT else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
                     result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
@@ -192,7 +215,7 @@ class StoreWriter(threading.Thread):
 
     def _skip(self, job: str, reply: Reply | None):
         """A detached store has nothing to index; a request that waits for it gets told why."""
-        if reply is not None and job != "root":
+        if reply is not None and job != Job.ROOT:
             raise StoreError(f"the {self.store_name} store's root {self.root} is missing ({self.missing}); "
                              f"create the folder again and the daemon indexes it")
         return None
@@ -205,7 +228,7 @@ class StoreWriter(threading.Thread):
                 item = self.jobs.get_nowait()
             except queue.Empty:
                 break
-            if item[0] == "paths":
+            if item[0] == Job.PATHS:
                 paths.update(item[1])
             else:
                 held.append(item)
@@ -222,24 +245,42 @@ class StoreWriter(threading.Thread):
             if reply:
                 reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
 
-    def _do(self, job: str, payload, reply: Reply | None):
-        if job == "root":
-            return None  # the look at the root before every job was the work
-        if job == "paths":
-            return self._index(payload)
-        if job == "reconcile":
-            return self._reconcile()
-        if job == "decay":
-            result = decay_store(self._st, self.cfg)
-            self._log.info("decay_pass", **result)
-            return result
-        if job == "cleanup":
-            result = cleanup_store(self._st)
-            self._log.info("cleanup_pass", **{k: v for k, v in result.items() if k != "store"})
-            return result
-        if job == "rebuild":
-            return self._rebuild(bool(payload), reply.progress if reply else None)
-        raise MdmemError(f"unknown job {job!r}")
+    def _do(self, job: Job, payload, reply: Reply | None):
+        return getattr(self, f"_job_{job.value}")(payload, reply)
+
+    # -- the jobs, one method each (`_job_<name>`) -------------------------------------------------------
+    def _job_root(self, payload, reply):
+        return None  # the look at the root before every job was the work
+
+    def _job_paths(self, payload, reply):
+        return self._index(payload)
+
+    def _job_reconcile(self, payload, reply):
+        return self._reconcile()
+
+    def _job_decay(self, payload, reply):
+        result = decay_store(self._st, self.cfg)
+        self._log.info("decay_pass", **result)
+        return result
+
+    def _job_cleanup(self, payload, reply):
+        result = cleanup_store(self._st)
+        self._log.info("cleanup_pass", **{k: v for k, v in result.items() if k != "store"})
+        return result
+
+    def _job_rebuild(self, payload, reply):
+        return self._rebuild(bool(payload), reply.progress if reply else None)
+
+    def _job_verify(self, payload, reply):
+        rep = check_store(self.store_name, lambda: self._st, self.cfg, self.embedder, bool(payload),
+                          rebuild=lambda: self._rebuild(False, None), warn=self._warn)
+        return rep.to_dict()
+
+    def _job_access(self, payload, reply):
+        counters.count_access(self._st, list(payload))
+
+    def _job_reinforce(self, payload, reply):
+        return counters.reinforce(self._st, payload)
 
     def _index(self, paths: set) -> dict:
         files = self._expand(paths)

@@ -127,6 +127,16 @@ def transaction(con: apsw.Connection):
     con.execute("COMMIT")
 
 
+@contextlib.contextmanager
+def rolled_back(con: apsw.Connection):
+    """A write transaction that is always rolled back (FTS5's integrity-check is an INSERT)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        yield con
+    finally:
+        con.execute("ROLLBACK")
+
+
 def backup_into(dest: apsw.Connection, source: apsw.Connection) -> None:
     """Replace dest's whole content with source's in one atomic step (readers keep their snapshot)."""
     with dest.backup("main", source, "main") as b:

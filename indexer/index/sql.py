@@ -70,13 +70,8 @@ def create_vec_table(con, dim: int) -> None:
                 f"id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)")
 
 
-def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
-    """Record or check what built this index; returns whether vectors may be read and written.
-
-    An index built without vectors is upgraded in place; one built with another model is
-    never mixed: searching needs `mdmem rebuild`, and a text-only embedder just skips vectors.
-    """
-    meta = read_meta(con)
+def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokenizer: str) -> list[str]:
+    """What in the index's recorded identity disagrees with the configured one."""
     problems = []
     if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
@@ -86,8 +81,29 @@ def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) ->
     stored_model = meta.get("embedder")
     if dim and stored_model not in (None, "none", model_id):
         problems.append(f"embedder {stored_model} (configured {model_id})")
+    return problems
+
+
+def check_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Like bind_identity without writing (a reader's connection); whether vectors may be read."""
+    meta = read_meta(con)
+    problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
     if problems:
         raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    return bool(dim) and meta.get("embedder") == model_id and has_vec_table(con)
+
+
+def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Record or check what built this index; returns whether vectors may be read and written.
+
+    An index built without vectors is upgraded in place; one built with another model is
+    never mixed: searching needs `mdmem rebuild`, and a text-only embedder just skips vectors.
+    """
+    meta = read_meta(con)
+    problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
+    if problems:
+        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    stored_model = meta.get("embedder")
     if not dim:
         if stored_model is None:
             with db.transaction(con):
@@ -123,13 +139,13 @@ def chunks_for_uri(con, uri: str) -> list[dict]:
 
 
 def vector_for_id(con, chunk_id: str) -> np.ndarray | None:
-    if not has_vec_table(con):
-        return None
+    """A record's vector; the caller knows the store has vectors (Store.with_vec)."""
     found = db.rows(con, "SELECT embedding FROM chunks_vec WHERE id = ?", (chunk_id,))
     return db.blob_vector(found[0]["embedding"]).copy() if found else None
 
 
 def vector_for_hash(con, content_hash: str) -> np.ndarray | None:
+    """The vector of any record with this text (the caller knows the store has vectors)."""
     for r in db.rows(con, "SELECT id FROM chunks WHERE content_hash = ?", (content_hash,)):
         v = vector_for_id(con, r["id"])
         if v is not None:
@@ -452,21 +468,12 @@ def delete_orphan_vectors(con) -> int:
     return len(orphans)
 
 
-def fts_in_step(con) -> bool:
-    """FTS5's own check that the index matches its content table (no orphan or missing rows)."""
-    try:
-        con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-        return True
-    except db.Error:
-        return False
-
-
-def fts_rebuild(con) -> None:
-    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
-
-
 def fts_optimize(con) -> None:
     con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+
+
+def vec_version(con) -> str:
+    return con.execute("SELECT vec_version()").fetchall()[0][0]
 
 
 def wal_checkpoint(con) -> dict:

@@ -55,14 +55,22 @@ def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
 
 
 def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
-               follow_symlinks: bool = False) -> Store:
-    """Open (creating if needed) a store's index and bind it to the embedder's identity."""
+               follow_symlinks: bool = False, read_only: bool = False) -> Store:
+    """Open (creating if needed) a store's index and bind it to the embedder's identity.
+
+    read_only: a reader's connection (the daemon's request threads): it cannot write, so every
+    change goes through the store's writer; the index must exist already.
+    """
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    con = db.connect(index_path or root / "index.db")
+    if not read_only:
+        root.mkdir(parents=True, exist_ok=True)
+    con = db.connect(index_path or root / "index.db", readonly=read_only)
     try:
-        sql.init_schema(con)
-        with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+        if read_only:
+            with_vec = sql.check_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+        else:
+            sql.init_schema(con)
+            with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
     except BaseException:
         con.close()
         raise

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
-from indexer.ops import sync
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
@@ -17,14 +18,26 @@ MAX_ADD_CHARS = 8_000
 DEDUP_CANDIDATES = 5  # chunks per store whose lines are compared one by one
 
 
+class StoreWrites(Protocol):
+    """The index writes an `add` needs; in-process they happen at once, under a daemon they are writer jobs."""
+
+    def reinforce(self, store: str, chunk_id: str) -> float | None: ...
+
+    def index_note(self, store: str, path: Path) -> None: ...
+
+
 def normalise(text: str) -> str:
     """The memory itself, without list marker, stamp or spacing differences (for comparisons)."""
     return " ".join(strip_item(text).split()).casefold()
 
 
-def add_memory(mem, text: str, type_: str = "fact", importance: int | None = None, scope: str | None = None,
-               file: str | None = None, redact: bool = False, now: datetime | None = None) -> dict:
-    """Write one memory to Markdown (or reinforce its twin) and index it before returning."""
+def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, type_: str = "fact",
+               importance: int | None = None, scope: str | None = None, file: str | None = None,
+               redact: bool = False, now: datetime | None = None) -> dict:
+    """Write one memory to Markdown (or reinforce its twin) and index it before returning.
+
+    `stores()` gives the open stores to look for a twin in; `writes` changes the index.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InputError("nothing to add; give the memory text, e.g. mdmem add \"I prefer tea\" (or - for stdin)")
     if len(text) > MAX_ADD_CHARS:
@@ -32,24 +45,23 @@ def add_memory(mem, text: str, type_: str = "fact", importance: int | None = Non
     if importance is not None and not 1 <= int(importance) <= 5:
         raise InputError("--importance must be between 1 and 5")
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
-    target = choose_target(mem.cfg, type_, scope, file, now)
+    target = choose_target(cfg, type_, scope, file, now)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    twin = _find_twin(mem, text)
+    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn)
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
     entry = format_entry(text, type_, journal=target.uri.startswith("journal/") and not file, now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
-    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": _index_now(mem, target)}
+    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": _index_now(target, writes, warn)}
 
 
-def _find_twin(mem, text: str) -> dict | None:
-    """The stored memory this text restates (≥ add_dedupe_threshold), reinforced; None if new."""
+def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn) -> dict | None:
+    """The stored memory this text restates (≥ threshold), reinforced; None if new."""
     try:
-        stores = mem.stores("all")
-        emb = mem.embedder
+        stores = open_stores()
         vec = emb.embed_documents([text])[0] if emb.dim else None
     except (MdmemError, db.Error) as exc:
-        mem._warn(f"cannot check for an existing copy ({exc}); appending anyway")
+        warn(f"cannot check for an existing copy ({exc}); appending anyway")
         return None
     want = normalise(text)
     lines = []  # (store, row, line offset, normalised line)
@@ -70,24 +82,20 @@ def _find_twin(mem, text: str) -> dict | None:
         sims = emb.embed_documents([item[3] for item in lines]) @ np.asarray(vec, dtype=np.float32)
         i = int(np.argmax(sims))
         best, sim = lines[i], float(sims[i])
-        if sim < mem.cfg.add_dedupe_threshold:
+        if sim < threshold:
             return None
     st, row, off, _ = best
-    with db.transaction(st.con):
-        sql.increment_reinforcement(st.con, [row["id"]])
-    fresh = sql.chunks_by_ids(st.con, [row["id"]])
     line = row["start_line"] + off
     return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": line,
             "end_line": line, "chunk_id": row["id"], "similarity": round(sim, 4),
-            "reinforcement": fresh[0]["reinforcement"] if fresh else None}
+            "reinforcement": writes.reinforce(st.name, row["id"])}
 
 
-def _index_now(mem, target) -> bool:
+def _index_now(target, writes: StoreWrites, warn) -> bool:
     """Make the memory searchable now; the note is written either way (the daemon catches up)."""
     try:
-        st = next(s for s in mem.stores(target.store) if s.name == target.store)
-        sync.index_paths(st, [target.path], mem.embedder, mem.cfg, warn=mem._warn)
+        writes.index_note(target.store, target.path)
         return True
-    except (MdmemError, db.Error, StopIteration) as exc:
-        mem._warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
+    except (MdmemError, db.Error) as exc:
+        warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
         return False

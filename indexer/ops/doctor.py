@@ -25,7 +25,7 @@ def run_checks(cfg: Config) -> list[Check]:
     checks: list[Check] = []
     try:
         con = db.connect(":memory:")
-        version = con.execute("SELECT vec_version()").fetchall()[0][0]
+        version = sql.vec_version(con)
         checks.append(Check("sqlite-vec", True, f"loaded {version}, SQLite {db.sqlite_version()}"))
         checks.append(Check("fts5", db.fts5_available(con), "FTS5 with the mdmem tokenizer"
                             if db.fts5_available(con) else "this SQLite lacks FTS5; reinstall apsw"))

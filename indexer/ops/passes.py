@@ -44,8 +44,8 @@ def cleanup_store(st: Store) -> dict:
             report["chunks_removed"] += sql.delete_by_uri(st.con, uri)
         report["vanished_files"] = len(vanished)
         report["orphan_vectors"] = sql.delete_orphan_vectors(st.con)
-        if not sql.fts_in_step(st.con):
-            sql.fts_rebuild(st.con)  # orphan or missing FTS rows: rebuild from the chunks table
+        if sql.fts_integrity_problem(st.con) is not None:
+            sql.rebuild_fts(st.con)  # orphan or missing FTS rows: rebuild from the chunks table
             report["fts_rebuilt"] = True
         sql.fts_optimize(st.con)
     report["wal"] = sql.wal_checkpoint(st.con)

@@ -12,7 +12,8 @@ from indexer.index import sql
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
 from indexer.index.stores import Store, open_store
-from indexer.ops.sync import SyncReport, sync_store
+from indexer.models import SyncReport
+from indexer.ops.sync import sync_store
 
 
 def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool = False,
@@ -43,7 +44,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
         report = sync_store(shadow, embedder, cfg, progress=progress, warn=warn, reinforce=False, cache=cache)
         with db.transaction(shadow.con):
             sql.restore_counters(shadow.con, saved)
-        shadow.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        sql.wal_checkpoint(shadow.con)
         _swap_in(shadow, live, live_path)
     finally:
         shadow.close()

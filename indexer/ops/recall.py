@@ -8,7 +8,6 @@ import subprocess
 
 from indexer.index import db
 from indexer.errors import MdmemError
-from indexer.ops.search import bump_access
 from indexer.notes.append import strip_item
 
 HEADER = "Relevant long-term memory:"
@@ -16,14 +15,15 @@ _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 
-def recall(mem, query: str, context: str | None = None, limit: int | None = None, max_chars: int | None = None,
-           scope: str = "all") -> dict:
+def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
+           max_chars: int | None = None, scope: str = "all") -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
-    Tiers: the raw query; if its best cosine is weak, the recent conversation prepended; then the
-    configured rewrite command. The strongest tier's hits are used.
+    `search(text, scope, limit)` returns hits with their score components and counts nothing;
+    `record_access(hits)` counts the memories handed out. Tiers: the raw query; if its best cosine
+    is weak, the recent conversation prepended; then the configured rewrite command. The
+    strongest tier's hits are used.
     """
-    cfg = mem.cfg
     limit = limit or cfg.recall_limit
     max_chars = max_chars or cfg.recall_max_chars
     out = {"text": "", "memories": [], "tier": "none", "query": query}
@@ -31,19 +31,19 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
         return out
     try:
         tiers = [("query", query)]
-        best = _run(mem, query, limit, scope)
+        best = _run(search, query, limit, scope)
         tail = context_tail(context or "", cfg.recall_context_turns, cfg.recall_context_chars)
         if _weak(best[1], cfg) and tail:
             q = f"{tail}\n{query}"
-            best = max(best, _run(mem, q, limit, scope), key=lambda r: r[1])
+            best = max(best, _run(search, q, limit, scope), key=lambda r: r[1])
             tiers.append(("context", q))
         if _weak(best[1], cfg) and cfg.recall_rewrite_command:
-            rewritten = _rewrite(cfg, query, tail, mem._warn)
+            rewritten = _rewrite(cfg, query, tail, warn)
             if rewritten:
-                best = max(best, _run(mem, rewritten, limit, scope), key=lambda r: r[1])
+                best = max(best, _run(search, rewritten, limit, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
     except (MdmemError, db.Error, OSError) as exc:
-        mem._warn(f"recall unavailable ({exc}); answering without long-term memory")
+        warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
     if _weak(strength, cfg):
@@ -53,16 +53,16 @@ def recall(mem, query: str, context: str | None = None, limit: int | None = None
     memories = render_memories(hits, max_chars)
     shown = {m["id"] for m in memories}
     try:
-        bump_access(mem.stores(scope), [h for h in hits if h.id in shown])  # handed to a caller: an access
+        record_access([h for h in hits if h.id in shown])  # handed to a caller: an access
     except (MdmemError, db.Error):
         pass
     text = "\n".join([HEADER] + [m["line"] for m in memories]) if memories else ""
     return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}
 
 
-def _run(mem, q: str, limit: int, scope: str):
+def _run(search, q: str, limit: int, scope: str):
     """(hits, strength, query): strength is the best absolute cosine, or 1.0/0.0 without vectors."""
-    hits = mem.search(q, scope=scope, limit=limit, explain=True, bump=False)
+    hits = search(q, scope, limit)
     cosines = [h.explain.get("cosine") for h in hits if h.explain and h.explain.get("cosine") is not None]
     strength = max(cosines) if cosines else (1.0 if hits else 0.0)
     return hits, float(strength), q

@@ -66,8 +66,8 @@ def _valid_text(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = True) -> list[Hit]:
-    """Run one query over the stores and return one merged ranking (access counters bumped)."""
+def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
+    """Run one query over the stores and return one merged ranking; counting accesses is the caller's."""
     want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0
     qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
     match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or qvec is None else ""
@@ -105,10 +105,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, bump: bool = Tr
                        "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
         hits.append(_hit(c, key[0], score, explain))
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
-    hits = hits[:q.limit]
-    if bump:
-        bump_access(stores, hits)
-    return hits
+    return hits[:q.limit]
 
 
 def dynamics_multiplier(row: dict, floor: float) -> float:
@@ -158,22 +155,3 @@ def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:
     return Hit(id=r["id"], uri=r["uri"], start_line=r["start_line"], end_line=r["end_line"], section=r["section"],
                content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
                reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain)
-
-
-def bump_access(stores: list[Store], hits: list[Hit]) -> None:
-    """Count each returned hit; never make a reader wait long behind a busy writer."""
-    by_store = {}
-    for h in hits:
-        by_store.setdefault(h.store, []).append(h.id)
-    for st in stores:
-        ids = by_store.get(st.name)
-        if not ids:
-            continue
-        st.con.set_busy_timeout(250)
-        try:
-            with db.transaction(st.con):
-                sql.increment_access_count(st.con, ids)
-        except db.BusyError:
-            pass  # a long write holds the lock; losing one count beats blocking the search
-        finally:
-            st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)

@@ -19,36 +19,9 @@ from indexer.models import Note
 from indexer.ops.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
+from indexer.models import SyncReport  # noqa: F401  (re-exported: callers read reports from sync)
 
 FILES_PER_BATCH = 32  # parse this many changed files, embed their new text together, then write
-
-
-@dataclass
-class SyncReport:
-    store: str
-    files: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    chunks_added: int = 0
-    chunks_kept: int = 0
-    chunks_removed: int = 0
-    embedded: int = 0
-    reinforced: int = 0
-    skipped: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def add(self, other: "SyncReport") -> None:
-        for name in ("files", "indexed", "unchanged", "deleted", "chunks_added", "chunks_kept", "chunks_removed",
-                     "embedded", "reinforced"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.skipped.extend(other.skipped)
-
-    def skip(self, message: str, warn=None) -> None:
-        """Record a note left out, or its part left out, and tell the user at once when asked to."""
-        self.skipped.append(message)
-        if warn:
-            warn(message)
 
 
 @dataclass

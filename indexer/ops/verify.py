@@ -3,53 +3,20 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
 
 from indexer.index import db
 from indexer.index import sql
 from indexer.notes.chunker import parse_note
 from indexer.config import Config
-from indexer.errors import NoteError
+from indexer.errors import CorruptIndexError, NoteError
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
-from indexer.ops.sync import _fill_missing_vectors, index_paths, SyncReport
+from indexer.models import Difference, SyncReport, VerifyReport  # noqa: F401  (re-exported)
+from indexer.ops.sync import _fill_missing_vectors, index_paths
 
 # Differences that only a whole-store repair can fix (the per-file ones name a uri).
 _FTS = "fts"
 _STORE_WIDE = {"integrity", "dimension"}
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One way the index disagrees with the notes; `uri` is "" for store-wide problems."""
-
-    kind: str
-    uri: str
-    detail: str
-
-    def line(self, store_name: str) -> str:
-        where = f"{self.uri}: " if self.uri else ""
-        return f"{store_name}: {self.kind}: {where}{self.detail}"
-
-
-@dataclass
-class VerifyReport:
-    store: str
-    files: int = 0
-    chunks: int = 0
-    skipped: list[str] = field(default_factory=list)
-    differences: list[Difference] = field(default_factory=list)
-    repaired: list[str] = field(default_factory=list)
-    found: int = 0  # differences seen before a repair
-
-    @property
-    def ok(self) -> bool:
-        return not self.differences
-
-    def to_dict(self) -> dict:
-        return {"store": self.store, "ok": self.ok, "files": self.files, "chunks": self.chunks,
-                "skipped": self.skipped, "repaired": self.repaired, "found": self.found,
-                "differences": [asdict(d) for d in self.differences]}
 
 
 def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
@@ -170,23 +137,10 @@ def _check_fts(con, rep: VerifyReport) -> None:
     if orphans:
         rep.differences.append(Difference(_FTS, "", f"{len(orphans)} full-text row(s) without a chunk"))
     if not missing and not orphans:
-        with _rolled_back(con):
+        with db.rolled_back(con):
             problem = sql.fts_integrity_problem(con)
         if problem:
             rep.differences.append(Difference(_FTS, "", f"full-text index disagrees with chunks ({problem})"))
-
-
-class _rolled_back:
-    """A write transaction that is always rolled back (FTS5's integrity-check is an INSERT)."""
-
-    def __init__(self, con):
-        self.con = con
-
-    def __enter__(self):
-        self.con.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, *exc):
-        self.con.execute("ROLLBACK")
 
 
 def repair_store(st: Store, cfg: Config, embedder, rep: VerifyReport, warn=None) -> list[str]:
@@ -221,3 +175,28 @@ def repair_store(st: Store, cfg: Config, embedder, rep: VerifyReport, warn=None)
         if filled.embedded:
             done.append(f"embedded {filled.embedded} missing vector(s)")
     return done
+
+
+def check_store(name: str, open_store, cfg: Config, embedder, repair: bool, rebuild, warn=None) -> VerifyReport:
+    """Verify one store (`open_store()` gives its handle); with repair, fix what differs and check again.
+
+    Differences only a whole rebuild can fix call `rebuild()`, then the store is opened again.
+    """
+    try:
+        st = open_store()
+        rep = verify_store(st, cfg, embedder)
+    except CorruptIndexError as exc:
+        rep = damaged(name, exc)
+        if not repair:
+            return rep
+    if repair and not rep.ok:
+        if needs_rebuild(rep):
+            rebuild()
+            done = ["rebuilt the whole index from the notes"]
+            st = open_store()
+        else:
+            done = repair_store(st, cfg, embedder, rep, warn=warn)
+        found = rep.found
+        rep = verify_store(st, cfg, embedder)
+        rep.repaired, rep.found = done, found
+    return rep

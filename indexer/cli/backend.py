@@ -1,0 +1,28 @@
+"""Which backend answers each command: the running daemon where one serves the stores, else this process."""
+
+from __future__ import annotations
+
+import click
+
+from indexer.cli.common import CliContext
+
+DAEMON = "daemon when running"  # the daemon's warm model and its one writer per store
+LOCAL = "in-process"
+ROUTES = {
+    "index": DAEMON, "rebuild": DAEMON, "search": DAEMON, "stats": DAEMON, "status": DAEMON, "decay": DAEMON,
+    "cleanup": DAEMON, "add": DAEMON, "recall": DAEMON, "verify": DAEMON, "mcp": DAEMON,
+    "serve": LOCAL,  # it is the daemon
+    "doctor": LOCAL,  # checks this installation's extension and model, not the daemon's
+}
+
+
+def backend(c: CliContext):
+    """The `MemoryAPI` that serves the current command (see ROUTES)."""
+    command = click.get_current_context().info_name
+    if ROUTES.get(command) == DAEMON:
+        from indexer.remote import remote_memory
+        remote = remote_memory(c.config())
+        if remote is not None:
+            click.get_current_context().call_on_close(remote.close)
+            return remote
+    return c.memory()

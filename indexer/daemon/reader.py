@@ -1,0 +1,62 @@
+"""A request's view of the stores inside the daemon: reads on read-only connections, writes as writer jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.daemon.store_writer import Job
+from indexer.errors import StoreError
+from indexer.memory import Memory
+from indexer.models import Hit, SyncReport, VerifyReport
+from indexer.ops import counters
+
+
+class DaemonWrites:
+    """The index writes of `add`, `search` and `recall`, handed to each store's one writer."""
+
+    def __init__(self, daemon):
+        self.daemon = daemon
+
+    def _writer(self, store: str):
+        w = self.daemon.writers.get(store)
+        if w is None or w.missing is not None:
+            raise StoreError(f"the {store} store is not open in the daemon; see `mdmem status`")
+        return w
+
+    def record_access(self, hits: list[Hit]) -> None:
+        for store, ids in counters.ids_by_store(hits).items():
+            w = self.daemon.writers.get(store)
+            if w is not None:
+                w.submit(Job.ACCESS, ids)  # no reply: a search never waits for its own counters
+
+    def reinforce(self, store: str, chunk_id: str) -> float | None:
+        return self._writer(store).call(Job.REINFORCE, chunk_id)
+
+    def index_note(self, store: str, path: Path) -> None:
+        self._writer(store).call(Job.PATHS, {str(path)})
+
+
+class DaemonMemory(Memory):
+    """`Memory` for one request thread: store-wide operations become jobs of the stores' writers."""
+
+    def __init__(self, daemon, **kwargs):
+        super().__init__(cfg=daemon.cfg, read_only=True, writes=DaemonWrites(daemon), **kwargs)
+        self.daemon = daemon
+
+    def index(self, scope: str = "all", progress=None) -> list[SyncReport]:
+        return [SyncReport(**r) for r in self.daemon.run_job(Job.RECONCILE, scope)]
+
+    def rebuild(self, scope: str = "all", no_cache: bool = False, progress=None) -> list[SyncReport]:
+        return [SyncReport(**r) for r in self.daemon.run_job(Job.REBUILD, scope, no_cache, progress)]
+
+    def decay(self, scope: str = "all") -> list[dict]:
+        return self.daemon.run_job(Job.DECAY, scope)
+
+    def cleanup(self, scope: str = "all") -> list[dict]:
+        return self.daemon.run_job(Job.CLEANUP, scope)
+
+    def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
+        return [VerifyReport.from_dict(r) for r in self.daemon.run_job(Job.VERIFY, scope, repair)]
+
+    def status(self, scope: str = "all") -> dict:
+        return {name: s for name, s in self.daemon.status().items() if scope in ("all", name)}

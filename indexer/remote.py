@@ -1,0 +1,141 @@
+"""The daemon's socket client: the same operations as `Memory`, answered by a running `mdmem serve`.
+
+Imported by the thin command line on every call: it loads no model, binding, numpy or segmenter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+from indexer import errors
+from indexer.config import Config
+from indexer.errors import MdmemError
+from indexer.models import Hit, SyncReport, VerifyReport
+from indexer.protocol import OPERATIONS, MemoryAPI
+
+MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
+
+
+def socket_path(cfg: Config, env=None) -> Path:
+    """Where the daemon serving these stores listens: $XDG_RUNTIME_DIR, else the global store, else /tmp."""
+    env = os.environ if env is None else env
+    key = hashlib.sha256(f"{cfg.home}\0{cfg.project or ''}".encode()).hexdigest()[:16]
+    candidates = []
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        candidates.append(Path(runtime) / f"mdmem-{key}.sock")
+    candidates.append(cfg.home / f".mdmem-{key}.sock")  # a dot name: never taken for a note
+    candidates.append(Path(tempfile.gettempdir()) / f"mdmem-{os.getuid()}" / f"{key}.sock")
+    for path in candidates:
+        if len(os.fsencode(str(path))) <= MAX_SOCKET_PATH:
+            return path
+    raise MdmemError("no socket path short enough for these stores; set XDG_RUNTIME_DIR to a short folder")
+
+
+class Client:
+    """One connection to a running daemon; calls are sequential on it."""
+
+    def __init__(self, path: Path, timeout: float | None = None):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(str(path))
+        self._file = self.sock.makefile("rwb")
+
+    def call(self, method: str, params: dict | None = None, progress=None):
+        self._file.write((json.dumps({"method": method, "params": params or {}}) + "\n").encode())
+        self._file.flush()
+        for line in self._file:
+            msg = json.loads(line)
+            if "progress" in msg:
+                if progress:
+                    progress(*msg["progress"])
+                continue
+            if "error" in msg:
+                err = msg["error"]
+                cls = getattr(errors, err.get("type", ""), None)
+                if not (isinstance(cls, type) and issubclass(cls, MdmemError)):
+                    cls = MdmemError
+                exc = cls(err["message"])
+                exc.exit_code = err.get("exit_code", 1)
+                raise exc
+            return msg["result"]
+        raise MdmemError("the daemon closed the connection; see its log (`journalctl --user -u mdmem`)")
+
+    def close(self) -> None:
+        try:
+            self._file.close()
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def connect(cfg: Config, timeout: float | None = None) -> Client | None:
+    """A client when a daemon serves these stores, else None (callers then work in-process)."""
+    try:
+        path = socket_path(cfg)
+    except MdmemError:
+        return None
+    if not path.exists():
+        return None
+    try:
+        return Client(path, timeout)
+    except OSError:
+        return None  # a socket left by a killed daemon: nobody listens
+
+
+def _reports(found) -> list[SyncReport]:
+    return [SyncReport(**r) for r in found]
+
+
+# how each operation's JSON answer becomes what `Memory` returns
+_DECODE = {
+    "search": lambda found: [Hit(**h) for h in found],
+    "index": _reports,
+    "rebuild": _reports,
+    "verify": lambda found: [VerifyReport.from_dict(r) for r in found],
+}
+
+
+def _remote(name: str):
+    """A method with the Protocol's own signature that sends its arguments to the daemon."""
+    sig = inspect.signature(getattr(MemoryAPI, name))
+
+    def call(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        params = {k: v for k, v in bound.arguments.items() if k != "self"}
+        progress = params.pop("progress", None)
+        if "under" in params:
+            params["under"] = list(params["under"] or ())
+        found = self.client.call(name, params, progress)
+        return _DECODE.get(name, lambda x: x)(found)
+
+    call.__name__ = call.__qualname__ = name
+    call.__signature__ = sig
+    call.__doc__ = getattr(MemoryAPI, name).__doc__
+    return call
+
+
+class RemoteMemory:
+    """`Memory`'s operations answered by the daemon (warm model, the store's one writer)."""
+
+    def __init__(self, client: Client):
+        self.client = client
+
+    def close(self) -> None:
+        self.client.close()
+
+
+for _name in OPERATIONS:
+    setattr(RemoteMemory, _name, _remote(_name))
+
+
+def remote_memory(cfg: Config) -> RemoteMemory | None:
+    client = connect(cfg)
+    return RemoteMemory(client) if client else None

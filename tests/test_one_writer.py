@@ -1,0 +1,97 @@
+"""One writer per store: a daemon's readers never write, every write is a job of the store's writer thread."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+
+import pytest
+
+from indexer import config
+from indexer.daemon.service import Daemon
+from indexer.daemon.store_writer import Job, StoreWriter
+from indexer.embedder import load_embedder
+from indexer.index import db
+from indexer.memory import Memory
+from indexer.protocol import OPERATIONS, MemoryAPI
+from indexer.remote import RemoteMemory
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A daemon's writer threads on a real store, without sockets or signals (those are test_daemon's)."""
+    home = tmp_path / "home"
+    (home / "user").mkdir(parents=True)
+    (home / "user" / "animals.md").write_text("# Animals\n\nThe walrus sleeps on the ice floe near the harbour.\n")
+    cfg = config.load(home=home, env={}, embedder="none")
+    emb = load_embedder(cfg)
+    stopping = threading.Event()
+    writer = StoreWriter("global", home, emb, cfg, stopping)
+    writer.start()
+    writer.ready.wait()
+    writer.call(Job.RECONCILE)
+    daemon = Daemon(cfg, embedder=emb)
+    daemon.writers = {"global": writer}
+    yield daemon, writer, home
+    stopping.set()
+    writer.join(10)
+
+
+def access_count(home) -> int:
+    con = db.connect(home / "index.db")
+    try:
+        return sum(r["access_count"] for r in db.rows(con, "SELECT access_count FROM chunks"))
+    finally:
+        con.close()
+
+
+def test_a_reader_connection_never_writes(served):
+    daemon, writer, home = served
+    mem = daemon.reader()
+    hits = mem.search("walrus", mode="fts")
+    assert hits and hits[0].uri == "user/animals.md"
+    mem.recall("where does the walrus sleep")
+    mem.stats()
+    added = mem.add("The harbour master feeds the gulls at dawn", type="fact")
+    assert added["action"] == "appended" and added["indexed"]
+    st = mem.stores("global")[0]
+    assert st.con.readonly("main")  # opened read-only: SQLite itself refuses a write on it
+    assert st.con.total_changes() == 0
+    with pytest.raises(Exception, match="readonly"):
+        st.con.execute("UPDATE chunks SET access_count = access_count + 1")
+    writer.call(Job.ROOT)  # the access jobs queued before this one are done
+    assert access_count(home) >= 2  # the search and the recall were counted, by the writer
+    assert mem.search("gulls dawn", mode="fts")[0].uri == "user/fact.md"  # add was indexed by the writer
+
+
+def test_store_wide_operations_are_writer_jobs(served):
+    daemon, writer, home = served
+    seen = []
+    original = writer._do
+
+    def spy(job, payload, reply):
+        seen.append(job)
+        return original(job, payload, reply)
+
+    writer._do = spy
+    mem = daemon.reader()
+    mem.decay()
+    mem.cleanup()
+    assert mem.verify()[0].ok
+    assert mem.index()[0].files == 1
+    assert [j for j in seen if j != Job.ROOT] == [Job.DECAY, Job.CLEANUP, Job.VERIFY, Job.RECONCILE]
+    assert mem.stores("global")[0].con.total_changes() == 0
+
+
+def test_memory_and_the_socket_client_share_one_signature_per_operation():
+    assert OPERATIONS
+    for name in OPERATIONS:
+        want = inspect.signature(getattr(MemoryAPI, name))
+        assert inspect.signature(getattr(Memory, name)) == want, f"Memory.{name} drifted from the protocol"
+        assert inspect.signature(getattr(RemoteMemory, name)) == want, f"RemoteMemory.{name} drifted"
+
+
+def test_every_command_has_one_route():
+    from indexer.cli.backend import ROUTES
+    from indexer.cli.main import cli
+    assert set(cli.commands) == set(ROUTES), "add the new command to cli/backend.py ROUTES"
