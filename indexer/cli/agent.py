@@ -10,12 +10,12 @@ import click
 from indexer.cli.common import CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.errors import MdmemError
-from indexer.notes.append import TYPES
+from indexer.models import MEMORY_TYPES
 
 
 @click.command()
 @click.argument("text")
-@click.option("--type", "type_", type=click.Choice(TYPES), default="fact", show_default=True)
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default="fact", show_default=True)
 @click.option("--importance", type=click.IntRange(1, 5), help="1-5, recorded when the note is created.")
 @click.option("--scope", type=click.Choice(["global", "project"]), help="Default: global for preference/fact/entity, project for decision/episodic.")
 @click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")

