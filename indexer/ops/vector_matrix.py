@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 
+from indexer.embedder import one_blas_thread
 from indexer.index import sql
 
 SMALL = 8192  # up to this many rows every int8 code is rescored: no 1-bit shortlist needed
@@ -196,6 +197,7 @@ def keep_in_memory() -> None:
     with _registry_lock:
         if _matrices is None:
             _matrices = {}
+            one_blas_thread()
 
 
 def for_index(path) -> VectorMatrix | None:
