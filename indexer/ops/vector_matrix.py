@@ -97,7 +97,10 @@ class VectorMatrix:
         bits = self._bits[:self._n]
         if bits.shape[1] % 8 == 0:  # eight bytes at a time when the width allows it
             bits, qbits = bits.view(np.uint64), qbits.view(np.uint64)
-        dist = np.bitwise_count(bits ^ qbits).sum(axis=1, dtype=np.uint16)
+        counts = np.bitwise_count(bits ^ qbits)
+        dist = counts[:, 0].astype(np.uint16)
+        for j in range(1, counts.shape[1]):  # column by column: numpy's sum over a short axis is 10x slower
+            dist += counts[:, j]
         dist[~self._alive[:self._n]] = np.iinfo(np.uint16).max
         want = max(MIN_SHORTLIST, len(alive) // SHORTLIST_SHARE)
         return np.argpartition(dist, want - 1)[:want] if want < self._n else alive
