@@ -41,3 +41,11 @@ class InputError(MdmemError):
     """A user argument (query, path, option) is not acceptable."""
 
     exit_code = 2
+
+
+class NotFoundError(InputError):
+    """No memory or note answers to the id or path given (it may have changed since it was read)."""
+
+
+class ConflictError(NoteError):
+    """The note changed since the memory was read; nothing was written."""

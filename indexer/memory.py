@@ -90,9 +90,11 @@ class Memory:
         return reports
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
-               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True) -> list[Hit]:
+               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
+               space: str | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
-        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain)
+        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
+                       space=space)
         hits = search(self.stores(scope), self.embedder, self.cfg, q)
         if bump:
             self.writes.record_access(hits)
@@ -131,7 +133,7 @@ class Memory:
 
     # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
         Returns {"action": "appended"|"reinforced", "uri", "start_line", "end_line", "store", ...}.
@@ -140,18 +142,64 @@ class Memory:
         from indexer.ops.add import add_memory
         return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
                           writes=self.writes, warn=self._warn, type_=type, importance=importance, scope=scope,
-                          file=file, redact=redact)
+                          file=file, redact=redact, space=space)
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
-               max_chars: int | None = None, scope: str = "all") -> dict:
+               max_chars: int | None = None, scope: str = "all", space: str | None = None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
+        from indexer.notes.spaces import space_name
         from indexer.ops.recall import recall
+        space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False)
+            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False, space=space)
 
         return recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
                       warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+
+    # -- agents: read back, correct and forget one memory (logic in ops/get.py and ops/edit.py) -------
+    def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+        from indexer.ops.get import get_memory
+        return get_memory(self.stores(scope), ref, space=space)
+
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
+        """The newest memories, newest first."""
+        from indexer.ops.get import recent_records
+        return recent_records(self.stores(scope), limit, space=space)
+
+    def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
+               redact: bool = False) -> dict:
+        """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
+        from indexer.ops.edit import update_memory
+        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
+                             expected_hash=expected_hash, redact=redact)
+
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
+        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
+        from indexer.ops.edit import forget_memory
+        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
+                             expected_hash=expected_hash)
+
+    def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
+                        limit: int | None = None) -> dict:
+        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
+        from indexer.ops.edit import forget_matching
+        return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
+                               writes=self.writes, warn=self._warn, space=space, yes=yes, limit=limit)
+
+    def locate(self, id: str, scope: str = "all") -> str | None:
+        """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
+        from indexer.ops.locate import space_of_memory
+        return space_of_memory(self.stores(scope), id)
+
+    def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None) -> dict:
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
+        from dataclasses import asdict
+        from indexer.ops.import_notes import import_path
+        return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
+                                  index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
@@ -180,5 +228,11 @@ class LocalWrites:
         return counters.reinforce(self._store(store), chunk_id)
 
     def index_note(self, store: str, path: Path) -> None:
+        self.index_notes(store, [path])
+
+    def index_notes(self, store: str, paths: list[Path]) -> None:
         from indexer.ops.sync import index_paths
-        index_paths(self._store(store), [path], self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
+        index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
+
+    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
+        return counters.carry(self._store(store), uri, line, old)

@@ -18,7 +18,8 @@ class MemoryAPI(Protocol):
         """Recreate the index from the Markdown and swap it in atomically."""
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
-               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True) -> list[Hit]:
+               under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
+               space: str | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
 
     def stats(self, scope: str = "all") -> dict:
@@ -34,12 +35,33 @@ class MemoryAPI(Protocol):
         """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
 
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once."""
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
-               max_chars: int | None = None, scope: str = "all") -> dict:
+               max_chars: int | None = None, scope: str = "all", space: str | None = None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}."""
+
+    def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
+        """The newest memories, newest first."""
+
+    def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
+               redact: bool = False) -> dict:
+        """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
+
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
+        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
+
+    def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
+                        limit: int | None = None) -> dict:
+        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
+
+    def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
+                     dry_run: bool = False, progress=None) -> dict:
+        """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
 
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""

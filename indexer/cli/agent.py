@@ -9,6 +9,7 @@ import click
 
 from indexer.cli.common import CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
+from indexer.cli.memories import SPACE
 from indexer.errors import MdmemError
 from indexer.models import MEMORY_TYPES
 
@@ -21,12 +22,13 @@ from indexer.models import MEMORY_TYPES
 @click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")
 @click.option("--redact", is_flag=True, help="Mask secrets instead of refusing the text.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@SPACE
 @pass_ctx
-def add(c: CliContext, text, type_, importance, scope, file, redact, as_json):
+def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, space):
     """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
     if text == "-":
         text = sys.stdin.read()
-    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact)
+    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space)
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
@@ -43,13 +45,14 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json):
 @click.option("--max-chars", type=int, help="Size budget of the block (default 1500).")
 @click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@SPACE
 @pass_ctx
-def recall(c: CliContext, query, context, limit, max_chars, scope, as_json):
+def recall(c: CliContext, query, context, limit, max_chars, scope, as_json, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
-                         scope=scope)
+                         scope=scope, space=space)
     except MdmemError as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return  # an agent's turn must never fail because memory is down
@@ -60,11 +63,12 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, as_json):
 
 
 @click.command()
+@click.option("--verbose", is_flag=True, help="Log every refused call to stderr (default: only real problems).")
 @pass_ctx
-def mcp(c: CliContext):
-    """Serve the memory to MCP clients over stdio (tools memory_search/recall/add/status)."""
-    from indexer.cli.mcp_server import serve
-    serve(backend(c), c.config())
+def mcp(c: CliContext, verbose):
+    """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
+    from indexer.mcp.server import serve_stdio
+    serve_stdio(backend(c), c.config(), verbose=verbose)
 
 
 COMMANDS: list = [add, recall, mcp]

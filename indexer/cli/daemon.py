@@ -17,13 +17,20 @@ SCOPE = click.option("--scope", type=click.Choice(["all", "global", "project"]),
 @click.command()
 @click.option("--debounce-ms", type=int, help="Quiet time per path before reindexing (default 300).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), help="Default: info.")
+@click.option("--http", "http", metavar="HOST:PORT", help="Also serve MCP and mem0's REST API on loopback, e.g. 127.0.0.1:8765.")
 @pass_ctx
-def serve(c: CliContext, debounce_ms, log_level):
+def serve(c: CliContext, debounce_ms, log_level, http):
     """Run the daemon in the foreground: reconcile, watch both roots, serve the socket, run the passes."""
     from indexer.daemon.service import reload_from, serve as run_daemon
     flags = {"debounce_ms": debounce_ms, "log_level": log_level}
     cfg = c.config(**flags)
-    sys.exit(run_daemon(cfg, reload_config=reload_from(c.home, c.project, {**c.settings, **flags})))
+    web = None
+    if http:
+        from indexer.mcp.server import build_server
+        from indexer.daemon.http_guard import parse_listen
+        parse_listen(http)  # a bad address fails before any store is locked
+        web = (http, build_server)
+    sys.exit(run_daemon(cfg, reload_config=reload_from(c.home, c.project, {**c.settings, **flags}), http=web))
 
 
 @click.command()

@@ -10,6 +10,7 @@ import click
 
 from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, warn
 from indexer.cli.backend import backend
+from indexer.cli.memories import SPACE
 from indexer.errors import InputError, MdmemError
 
 
@@ -60,9 +61,10 @@ def rebuild(c: CliContext, scope, no_cache):
 @click.option("--min-score", type=float, help="Drop hits scoring below this.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Show each score component.")
+@SPACE
 @click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit"]}; "-" for stdin.')
 @pass_ctx
-def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch):
+def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch, space):
     """Hybrid (full-text + vector) search over the global and project notes."""
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
@@ -70,7 +72,8 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
         return
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
-    hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain)
+    hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
+                      space=space)
     print_hits(hits, as_json, explain)
 
 
@@ -140,8 +143,11 @@ def _register_extensions() -> None:
     """Commands that live in their own modules (daemon, agent tools, maintenance)."""
     from indexer.cli import agent as cli_agent
     from indexer.cli import daemon as cli_daemon
+    from indexer.cli import http as cli_http
+    from indexer.cli import imports as cli_imports
     from indexer.cli import maint as cli_maint
-    for module in (cli_daemon, cli_agent, cli_maint):
+    from indexer.cli import memories as cli_memories
+    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -33,7 +33,13 @@ class DaemonWrites:
         return self._writer(store).call(Job.REINFORCE, chunk_id)
 
     def index_note(self, store: str, path: Path) -> None:
-        self._writer(store).call(Job.PATHS, {str(path)})
+        self.index_notes(store, [path])
+
+    def index_notes(self, store: str, paths: list[Path]) -> None:
+        self._writer(store).call(Job.PATHS, {str(p) for p in paths})  # one job: the new text embedded in batches
+
+    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
+        return self._writer(store).call(Job.CARRY, (uri, line, old))
 
 
 class DaemonMemory(Memory):

@@ -128,7 +128,7 @@ class Server:
             return {"pid": os.getpid()}
         if method not in OPERATIONS:
             raise InputError(f"unknown method {method!r}; the daemon serves ping, {', '.join(OPERATIONS)}")
-        if method in ("rebuild", "index"):
+        if method in ("rebuild", "index", "import_notes"):
             params = {**params, "progress": progress}
         mem = self.daemon.reader()  # read-only connections; its `writes` are writer jobs
         try:

@@ -61,8 +61,10 @@ class StoreLock:
 class Daemon:
     """Everything `mdmem serve` runs; `run()` blocks until SIGTERM / SIGINT."""
 
-    def __init__(self, cfg: Config, embedder=None, reload_config=None):
+    def __init__(self, cfg: Config, embedder=None, reload_config=None, http=None):
         self.cfg = cfg
+        self._http_options = http  # (listen address, MCP server factory) for `serve --http`, else None
+        self.http = None
         self._embedder = embedder
         self._reload_config = reload_config
         self.stopping = threading.Event()
@@ -121,6 +123,10 @@ class Daemon:
             self.give_back(first)
             self.server = Server(self.cfg, self)
             self.server.start()
+            if self._http_options is not None:
+                from indexer.daemon.http import HttpServer
+                self.http = HttpServer(self, *self._http_options)
+                self.http.start()
             self.scheduler = Scheduler(self.cfg, self.enqueue_all)
             self.scheduler.start()
             self._log.info("daemon_ready", socket=str(self.server.path), polling=self.watcher.polling,
@@ -169,7 +175,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self.stopping.set()
-        for part in (self.scheduler, self.watcher, self.server):
+        for part in (self.scheduler, self.http, self.watcher, self.server):
             if part is not None:
                 try:
                     part.stop()
@@ -276,9 +282,9 @@ class Daemon:
         return out
 
 
-def serve(cfg: Config, reload_config=None, embedder=None) -> int:
+def serve(cfg: Config, reload_config=None, embedder=None, http=None) -> int:
     log.configure(cfg.log_level)
-    return Daemon(cfg, embedder=embedder, reload_config=reload_config).run()
+    return Daemon(cfg, embedder=embedder, reload_config=reload_config, http=http).run()
 
 
 def reload_from(home, project, settings: dict):

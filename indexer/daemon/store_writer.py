@@ -38,6 +38,7 @@ class Job(str, enum.Enum):
     VERIFY = "verify"  # check, and with a true payload repair
     ACCESS = "access"  # count records handed to a caller (fire and forget)
     REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
+    CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
 
 
 class Stopping(Exception):
@@ -281,6 +282,9 @@ class StoreWriter(threading.Thread):
 
     def _job_reinforce(self, payload, reply):
         return counters.reinforce(self._st, payload)
+
+    def _job_carry(self, payload, reply):
+        return counters.carry(self._st, *payload)
 
     def _index(self, paths: set) -> dict:
         files = self._expand(paths)

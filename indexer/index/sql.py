@@ -11,6 +11,7 @@ import numpy as np
 from indexer.index import db
 from indexer.errors import IndexMismatchError
 from indexer.models import Note
+from indexer.notes.spaces import FOLDER, space_prefix
 
 SCHEMA_VERSION = "1"
 
@@ -329,11 +330,36 @@ def _filter_sql(parent_dirs=None, under=None) -> tuple[str, list]:
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
 
 
-def fts_search(con, match: str, k: int, parent_dirs=None, under=None) -> list[dict]:
+def _space_bounds(space: str) -> tuple[str, str]:
+    """The uri range of a space: from `spaces/NAME/` up to the first string past it ("" = all of spaces/).
+
+    Ranges rather than LIKE: they use the uri index and need no escaping of names.
+    """
+    prefix = space_prefix(space) if space else FOLDER + "/"
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
+    """Add a space filter: None none, "" the default space (outside spaces/), NAME that space only."""
+    if space is None:
+        return where, params
+    low, high = _space_bounds(space)
+    if space:
+        return where + " AND c.uri >= ? AND c.uri < ?", [*params, low, high]
+    return where + " AND (c.uri < ? OR c.uri >= ?)", [*params, low, high]
+
+
+def has_spaces(con) -> bool:
+    """Whether any note of this store lives in a named space (else the default space is every row)."""
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", _space_bounds("")))
+
+
+def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None) -> list[dict]:
     """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
     if not match:
         return []
     where, params = _filter_sql(parent_dirs, under)
+    where, params = _with_space(where, params, space)
     sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
            " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
            " ORDER BY bm25(chunks_fts, 1.0, 0.3, 0.6) LIMIT ?")
@@ -357,12 +383,13 @@ def chunk_count(con) -> int:
     return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
 
 
-def vector_search(con, query_vec, k: int, parent_dirs=None, under=None) -> list[dict]:
+def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None) -> list[dict]:
     """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
     if not has_vec_table(con):
         return []
     blob = db.vector_blob(query_vec)
     where, params = _filter_sql(parent_dirs, under)
+    where, params = _with_space(where, params, space)
     if where:
         sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
                " JOIN chunks_vec v ON v.id = c.id WHERE 1" + where + " ORDER BY similarity DESC LIMIT ?")
@@ -373,9 +400,10 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None) -> list[
     return db.rows(con, sql, [blob, k])
 
 
-def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None) -> list[dict]:
-    """Chunks at least `threshold` cosine-similar to the vector, most similar first."""
-    found = vector_search(con, query_vec, k + 20 if exclude_uri else k)
+def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None,
+                 space: str | None = None) -> list[dict]:
+    """Chunks at least `threshold` cosine-similar to the vector, most similar first (space: as in searches)."""
+    found = vector_search(con, query_vec, k + 20 if exclude_uri else k, space=space)
     return [r for r in found if r["similarity"] >= threshold and r["uri"] != exclude_uri][:k]
 
 
@@ -410,6 +438,21 @@ def increment_access_count(con, ids: list[str]) -> None:
     for i in ids:
         con.execute("UPDATE chunks SET access_count = access_count + 1, accessed_at = ?, updated_at = ? WHERE id = ?",
                     (now, now, i))
+
+
+def carry_counters(con, chunk_id: str, old: dict) -> int:
+    """An edited memory keeps what it had earned: reinforcement, accesses, strength and age."""
+    return con.execute("UPDATE chunks SET reinforcement = ?, access_count = ?, accessed_at = ?, strength = ?,"
+                       " created_at = ? WHERE id = ?",
+                       (old["reinforcement"], old["access_count"], old["accessed_at"], old["strength"],
+                        old["created_at"], chunk_id)).getconnection().changes()
+
+
+def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
+    """The most recently indexed chunks (newest first), optionally of one space."""
+    where, params = _with_space("", [], space)
+    return db.rows(con, _SELECT + " FROM chunks c WHERE 1" + where + " ORDER BY c.created_at DESC, c.uri DESC,"
+                   " c.start_line DESC LIMIT ?", [*params, int(k)])
 
 
 def get_stats(con) -> dict:

@@ -17,6 +17,7 @@ from indexer.config import Config
 from indexer.errors import InputError, NoteError
 from indexer.models import MEMORY_TYPES
 from indexer.notes.scanner import NoteFilter
+from indexer.notes.spaces import in_space, space_name, space_of, space_uri
 
 try:
     import fcntl
@@ -40,11 +41,16 @@ class Target:
 
 
 def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str | None = None,
-                  now: datetime | None = None) -> Target:
-    """Global `user/<type>.md` for lasting facts, the project's journal for events; or --file."""
+                  now: datetime | None = None, space: str | None = None) -> Target:
+    """Global `user/<type>.md` for lasting facts, the project's journal for events; or --file.
+
+    In a space every path is inside its folder (`spaces/NAME/user/preference.md`), and without
+    one no path may lead into a space.
+    """
     if type_ not in TYPES:
         raise InputError(f"unknown type {type_!r}; choose one of {', '.join(TYPES)}")
     now = now or datetime.now()
+    space = space_name(space)
     if scope not in (None, "global", "project"):
         raise InputError(f"unknown scope {scope!r}; choose global or project")
     wanted = scope or ("global" if type_ in GLOBAL_TYPES else "project")
@@ -54,13 +60,15 @@ def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str |
         wanted = "global"  # events without a project go to the global journal
     root = cfg.home if wanted == "global" else cfg.project
     if file:
-        uri = safe_uri(root, file)
+        uri = safe_uri(root, space_uri(space, str(file).strip().lstrip("/")) if space else file)
         title = PurePosixPath(uri).stem.replace("-", " ").replace("_", " ").capitalize()
+        if not in_space(uri, space):
+            raise InputError(f"--file {file!r} lies in the space {space_of(uri)!r}; pass that space to write there")
     elif type_ in GLOBAL_TYPES:
-        uri, title = f"user/{type_}.md", _TITLES[type_]
+        uri, title = space_uri(space, f"user/{type_}.md"), _TITLES[type_]
     else:
         day = now.strftime("%Y-%m-%d")
-        uri, title = f"journal/{day}.md", f"Journal {day}"
+        uri, title = space_uri(space, f"journal/{day}.md"), f"Journal {day}"
     return Target(store=wanted, root=Path(root), uri=uri, path=Path(root) / uri, title=title)
 
 

@@ -12,6 +12,8 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
+from indexer.notes.spaces import space_name, space_uri
+from indexer.ops.search import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
 MAX_ADD_CHARS = 8_000
@@ -33,7 +35,7 @@ def normalise(text: str) -> str:
 
 def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, type_: str = "fact",
                importance: int | None = None, scope: str | None = None, file: str | None = None,
-               redact: bool = False, now: datetime | None = None) -> dict:
+               redact: bool = False, now: datetime | None = None, space: str | None = None) -> dict:
     """Write one memory to Markdown (or reinforce its twin) and index it before returning.
 
     `stores()` gives the open stores to look for a twin in; `writes` changes the index.
@@ -45,17 +47,20 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     if importance is not None and not 1 <= int(importance) <= 5:
         raise InputError("--importance must be between 1 and 5")
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
-    target = choose_target(cfg, type_, scope, file, now)
+    space = space_name(space)
+    target = choose_target(cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn)
+    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space)
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
-    entry = format_entry(text, type_, journal=target.uri.startswith("journal/") and not file, now=now)
+    entry = format_entry(text, type_, journal=target.uri.startswith(space_uri(space, "journal/")) and not file,
+                         now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
     return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": _index_now(target, writes, warn)}
 
 
-def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn) -> dict | None:
+def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn,
+               space: str | None = None) -> dict | None:
     """The stored memory this text restates (≥ threshold), reinforced; None if new."""
     try:
         stores = open_stores()
@@ -66,7 +71,8 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
     want = normalise(text)
     lines = []  # (store, row, line offset, normalised line)
     for st in stores:
-        rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES) if vec is not None and st.with_vec else []
+        rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES, space=space_filter(st, space)) \
+            if vec is not None and st.with_vec else []
         for row in rows:
             for off, line in enumerate(row["content"].split("\n")):
                 norm = normalise(line)

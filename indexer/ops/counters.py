@@ -38,3 +38,13 @@ def reinforce(st: Store, chunk_id: str) -> float | None:
         sql.increment_reinforcement(st.con, [chunk_id])
     fresh = sql.chunks_by_ids(st.con, [chunk_id])
     return fresh[0]["reinforcement"] if fresh else None
+
+
+def carry(st: Store, uri: str, line: int, old: dict) -> str | None:
+    """The record now holding `line` of a just-edited note takes over an old record's counters; its id."""
+    row = next((r for r in sql.chunks_for_uri(st.con, uri) if r["start_line"] <= line <= r["end_line"]), None)
+    if row is None:
+        return None
+    with db.transaction(st.con):
+        sql.carry_counters(st.con, row["id"], old)
+    return row["id"]

@@ -6,6 +6,7 @@ import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
+from indexer.notes.spaces import space_of
 
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
 MARGIN = 0.01  # float16 cosines are within about 0.002 of the exact ones; candidates are re-checked exactly
@@ -75,15 +76,17 @@ class RestatementFinder:
                 self._near[h] = [(sim, j) for sim, j in near if sim >= self.threshold - MARGIN]
 
     def most_similar(self, vec: np.ndarray, content_hash: str, exclude_uri: str) -> str | None:
-        """The id of the chunk this new text restates, or None; its own note never counts."""
+        """The id of the chunk this new text restates, or None; its own note and other spaces never count."""
+        space = space_of(exclude_uri)
         if self._mat is None:
-            found = sql.find_similar(self.con, vec, self.threshold, k=3, exclude_uri=exclude_uri)
+            found = sql.find_similar(self.con, vec, self.threshold, k=3, exclude_uri=exclude_uri,
+                                     space=(space or "") if sql.has_spaces(self.con) else None)
             return found[0]["id"] if found else None
         v = _unit(np.asarray(vec, dtype=np.float32)[None, :])[0]
         best, best_sim = None, self.threshold
         for sim, j in self._near.get(content_hash, []):  # nearest first: the first that holds wins
             cid = self._ids[j]
-            if self._uris[j] == exclude_uri or not sql.chunk_exists(self.con, cid):
+            if self._uris[j] == exclude_uri or space_of(self._uris[j]) != space or not sql.chunk_exists(self.con, cid):
                 continue  # its own note, or a row replaced or removed since the matrix was read
             if sim < self.threshold + MARGIN:  # too close to call in float16: ask the index
                 exact = sql.vector_for_id(self.con, cid)
@@ -92,7 +95,7 @@ class RestatementFinder:
                 best, best_sim = cid, sim
                 break
         for cid, uri, w in self._pending:  # notes written earlier in this batch
-            if uri != exclude_uri:
+            if uri != exclude_uri and space_of(uri) == space:
                 sim = float(v @ w)
                 if sim > best_sim or (best is None and sim >= best_sim):
                     best, best_sim = cid, sim

@@ -14,6 +14,7 @@ from indexer.config import Config
 from indexer.errors import InputError
 from indexer.models import Hit
 from indexer.index.stores import Store
+from indexer.notes.spaces import space_name, space_uri
 from indexer.notes.textseg import fts_match_expression, has_han, match_any
 
 MAX_QUERY_CHARS = 20_000
@@ -27,10 +28,11 @@ class Query:
     under: tuple[str, ...] = ()
     min_score: float = 0.0
     explain: bool = False
+    space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
 
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
-               min_score: float | None = None, explain: bool = False) -> Query:
+               min_score: float | None = None, explain: bool = False, space: str | None = None) -> Query:
     if not isinstance(text, str) or not text.strip():
         raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
     mode = mode or cfg.mode
@@ -46,8 +48,10 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
         raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
+    space = space_name(space)
+    under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=float(min_score), explain=explain)
+                 min_score=float(min_score), explain=explain, space=space)
 
 
 def _whole_number(value) -> int | None:
@@ -117,16 +121,17 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
     if match:
-        found = sql.fts_search(st.con, match, pool, under=q.under)
+        found = sql.fts_search(st.con, match, pool, under=q.under, space=space_filter(st, q.space))
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.bm25, c.fts_rank = r["bm25"], rank
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
-        near = vector_matrix.knn_rows(st, qvec, pool, q.under)
-        if near is None:
-            near = sql.vector_search(st.con, qvec, pool, under=q.under)
+        space = space_filter(st, q.space)
+        near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None else None
+        if near is None:  # no matrix kept (one-shot), or a filter: sqlite-vec's filtered scan
+            near = sql.vector_search(st.con, qvec, pool, under=q.under, space=space)
         for rank, r in enumerate(near, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.similarity, c.vec_rank = r["similarity"], rank
@@ -137,6 +142,14 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     return words
 
 
+def space_filter(st: Store, space: str | None) -> str | None:
+    """The SQL filter for a space: its name, "" for the default space, None when the store has no spaces
+    (then the default space is every row and the faster unfiltered KNN applies)."""
+    if space:
+        return space
+    return "" if sql.has_spaces(st.con) else None
+
+
 def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     exp = feedback.expansion_terms(
@@ -144,7 +157,7 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under):
+    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space)):
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
         c.bm25_feedback = r["bm25"]
     return exp.words

@@ -1,0 +1,214 @@
+"""`serve --http`: MCP over streamable HTTP and mem0's REST subset on loopback, inside the daemon (Starlette, uvicorn)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from indexer import log
+from indexer.daemon import http_guard as guard
+from indexer.daemon import mem0_api
+from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
+from indexer.memory import Memory
+
+START_TIMEOUT_S = 15.0
+
+
+class Borrowed:
+    """The Memory face for HTTP handlers: each call runs on a reader the daemon lends for just that call."""
+
+    def __init__(self, daemon):
+        self._daemon = daemon
+
+    def __getattr__(self, name: str):
+        if not callable(getattr(Memory, name, None)):  # a plain attribute (cfg, embedder): read it off a reader
+            mem = self._daemon.reader()
+            try:
+                return getattr(mem, name)
+            finally:
+                self._daemon.give_back(mem)
+
+        def call(*args, **kwargs):
+            mem = self._daemon.reader()
+            try:
+                return getattr(mem, name)(*args, **kwargs)
+            finally:
+                self._daemon.give_back(mem)
+        return call
+
+
+def _status_of(exc: MdmemError) -> int:
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, ConflictError):
+        return 409
+    return 400 if isinstance(exc, InputError) else 503
+
+
+def _refuse(status: int, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status)
+
+
+def _endpoint(handler, with_body: bool = False, with_id: bool = False, with_query: bool = False):
+    """An async route around a blocking mem0_api handler: JSON in, JSON out, errors as {"detail": ...}."""
+
+    async def endpoint(request: Request):
+        args = [request.app.state.memory]
+        if with_id:
+            args.append(request.path_params["memory_id"])
+        if with_query:
+            args.append(dict(request.query_params))
+        if with_body:
+            try:
+                args.append(json.loads(await request.body() or b"null"))
+            except ValueError as exc:
+                return _refuse(400, f"the body is not valid JSON ({exc}); send an object such as "
+                                    '{"query": "tea", "user_id": "alice"}')
+        try:
+            return JSONResponse(await run_in_threadpool(handler, *args))
+        except MdmemError as exc:
+            return _refuse(_status_of(exc), str(exc))
+        except Exception as exc:  # never a traceback to the caller; the log has it
+            log.get().exception("http_request_failed", path=request.url.path)
+            return _refuse(500, f"internal error ({type(exc).__name__}); see the daemon's log")
+
+    return endpoint
+
+
+class Guard:
+    """ASGI middleware: loopback peer, Host and Origin (DNS rebinding), bearer token, body size."""
+
+    def __init__(self, app, token: str, allowed: frozenset[str], max_body: int):
+        self.app, self.token, self.allowed, self.max_body = app, token, allowed, max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self._check(scope, headers)
+        if refusal is not None:
+            return await refusal(scope, receive, send)
+        seen = 0
+
+        async def limited():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            with contextlib.suppress(RuntimeError):  # a response already begun cannot be replaced
+                await _refuse(413, self._too_large())(scope, receive, send)
+
+    def _check(self, scope, headers: dict) -> JSONResponse | None:
+        client = scope.get("client")
+        if client and not guard.is_loopback(client[0]):
+            return _refuse(403, "mdmem answers loopback callers only")
+        if not guard.host_ok(headers.get("host"), self.allowed):
+            return _refuse(421, f"Host {headers.get('host')!r} is not this server; call it as "
+                                f"http://{sorted(self.allowed)[0]}")
+        if not guard.origin_ok(headers.get("origin"), self.allowed):
+            return _refuse(403, f"Origin {headers.get('origin')!r} may not call mdmem")
+        presented = guard.presented_token(headers.get("authorization"), headers.get("x-api-key"))
+        if not guard.token_ok(presented, self.token):
+            return _refuse(401, "missing or wrong token; send Authorization: Bearer <the token from `mdmem token`>")
+        length = headers.get("content-length", "0")
+        if not length.isdigit() or int(length) > self.max_body:
+            return _refuse(413, self._too_large())
+        return None
+
+    def _too_large(self) -> str:
+        return f"the body is over {self.max_body} bytes; send fewer memories per request"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_body: int = guard.MAX_BODY):
+    """The Starlette app: mem0's paths, MCP at /mcp when a server is given, everything behind Guard."""
+    routes = [
+        Route("/memories", _endpoint(mem0_api.add, with_body=True), methods=["POST"]),
+        Route("/memories", _endpoint(mem0_api.list_all, with_query=True), methods=["GET"]),
+        Route("/search", _endpoint(mem0_api.search, with_body=True), methods=["POST"]),
+        Route("/memories/{memory_id}", _endpoint(mem0_api.get, with_id=True), methods=["GET"]),
+        Route("/memories/{memory_id}", _endpoint(mem0_api.update, with_body=True, with_id=True), methods=["PUT"]),
+        Route("/memories/{memory_id}", _endpoint(mem0_api.delete, with_id=True), methods=["DELETE"]),
+    ]
+    mcp_app = None
+    if mcp_server is not None:
+        mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", max_request_body_size=max_body)
+        routes.append(Mount("/", app=mcp_app))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        if mcp_app is None:
+            yield
+            return
+        async with mcp_app.router.lifespan_context(mcp_app):  # the MCP session manager's task group
+            yield
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.memory = memory
+    app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body)
+    return app
+
+
+class HttpServer:
+    """uvicorn on a thread of the daemon, on a socket bound before it starts (a busy port fails `serve` at once)."""
+
+    def __init__(self, daemon, listen: str, mcp_factory=None):
+        self.host, self.port = guard.parse_listen(listen)
+        self.daemon = daemon
+        self.mcp_factory = mcp_factory
+        self.token_file = guard.token_path(daemon.cfg.home)
+        self._server = None
+        self._thread = None
+
+    def start(self) -> None:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            sock.close()
+            raise StoreError(f"cannot listen on {self.host}:{self.port} ({exc.strerror}); choose another port "
+                             "with --http 127.0.0.1:PORT") from None
+        self.port = sock.getsockname()[1]
+        memory = Borrowed(self.daemon)
+        mcp_server = self.mcp_factory(memory) if self.mcp_factory else None
+        app = build_app(memory, guard.load_token(self.daemon.cfg.home), guard.allowed_hosts(self.host, self.port),
+                        mcp_server)
+        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", server_header=False,
+                                timeout_graceful_shutdown=5)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="mdmem-http",
+                                        daemon=True)
+        self._thread.start()
+        for _ in range(int(START_TIMEOUT_S / 0.05)):
+            if self._server.started or not self._thread.is_alive():
+                break
+            self._thread.join(0.05)
+        if not self._server.started:
+            raise StoreError(f"the HTTP server on {self.host}:{self.port} did not start; see the log")
+        log.get().info("http_ready", url=f"http://{self.host}:{self.port}", mcp=mcp_server is not None,
+                       token_file=str(self.token_file))
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            self._thread.join(10)

@@ -1,0 +1,212 @@
+"""The memory as an MCP server: eight tools with annotations and plain errors, and every note as a live resource."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from importlib import metadata
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from indexer.errors import MdmemError
+from indexer.index.stores import store_roots
+from indexer.mcp.shape import compact, invalid_arguments, plain
+from indexer.notes.scanner import NoteFilter
+from indexer.notes.spaces import space_of
+
+MAX_NOTE_RESOURCES = 2000  # beyond this, listing resources costs clients more than it helps
+SCHEME = "mdmem://"
+log = logging.getLogger("mdmem.mcp")
+
+INSTRUCTIONS = (
+    "Long-term memory kept as the user's Markdown notes. At the start of a task call memory_recall with the "
+    "task for a prompt-ready block of what is known. Use memory_search to look something up (compact=true "
+    "lists ids and first lines), memory_get to read one memory or note lines in full, memory_recent for what "
+    "was added lately. Call memory_add for a lasting preference, fact, decision or event worth keeping (one "
+    "memory per call, never secrets); a near-duplicate reinforces the existing memory instead. When a memory "
+    "is wrong or outdated, memory_update it by id (pass the hash from memory_get to be safe); memory_forget "
+    "removes one by id, or lists what a query finds and removes it only with confirm=true. Use space to keep "
+    "one user's or character's memories apart, scope to pick the global or project store.")
+
+Scope = Literal["all", "global", "project"]
+Store = Literal["global", "project"]
+Mode = Literal["hybrid", "fts", "vector"]
+Kind = Literal["preference", "fact", "decision", "entity", "episodic"]
+Space = Annotated[str | None, Field(description="Memory space (one user or character), e.g. alice; "
+                                                "omitted: the notes outside any space")]
+Limit = Annotated[int, Field(ge=1, le=100, description="Most results returned")]
+Compact = Annotated[bool, Field(description="Only ids, places and first lines")]
+MemoryId = Annotated[str, Field(description="A memory id as search, recent or add return it (16 hex characters)")]
+Hash = Annotated[str | None, Field(description="The hash memory_get returned; refuses if the memory changed since")]
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def version() -> str:
+    try:
+        return metadata.version("mdmem")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+class _Server(MCPServer):
+    """MCPServer whose refusals are one plain sentence and whose resources are the notes as they are now."""
+
+    def __init__(self, mem, cfg, lock, **kwargs):
+        super().__init__(**kwargs)
+        self.mem, self.cfg, self.lock = mem, cfg, lock
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            log.error("tool %s failed: %r", name, exc.__cause__)
+            return error(f"{name} failed inside mdmem ({type(exc.__cause__).__name__}); the server log has details")
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return error(invalid_arguments(name, exc.__cause__.errors()))
+            tools = ", ".join(t.name for t in await self.list_tools())
+            return error(plain(f"no tool {name}; the tools are {tools}") if name not in tools else plain(str(exc)))
+
+    async def list_resources(self) -> list[Resource]:
+        """The notes as the folders hold them now (read from disk, not the index)."""
+        out = []
+        for name, root in store_roots(self.cfg):
+            if not root.is_dir():
+                continue
+            for uri, _path in NoteFilter(root, self.cfg.follow_symlinks).walk():
+                if len(out) >= MAX_NOTE_RESOURCES:
+                    return out
+                out.append(Resource(uri=f"{SCHEME}{name}/{uri}", name=f"{name}:{uri}", mime_type="text/markdown"))
+        return out
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return [ResourceTemplate(uri_template=SCHEME + "{store}/{+path}", name="note",
+                                 description="A note of the global or project store, e.g. mdmem://global/user/preference.md",
+                                 mime_type="text/markdown")]
+
+    async def read_resource(self, uri, context=None):
+        text = str(uri)
+        if not text.startswith(SCHEME):
+            return await super().read_resource(uri, context)
+        try:
+            with self.lock:
+                note = self.mem.get(text, space=space_of(text[len(SCHEME):].partition("/")[2]))
+        except MdmemError as exc:
+            from mcp.server.mcpserver.exceptions import ResourceError
+            raise ResourceError(plain(str(exc))) from None
+        return [ReadResourceContents(content=note["text"], mime_type="text/markdown")]
+
+
+def error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = "mdmem") -> MCPServer:
+    """An MCP server over one memory backend (`Memory`, or the daemon's client with its cfg).
+
+    Calls on the backend are serialised by lock: one `Memory` is not shared between threads.
+    """
+    cfg = cfg or mem.cfg
+    lock = lock or threading.Lock()
+    server = _Server(mem, cfg, lock, name=name, title="mdmem long-term memory", instructions=INSTRUCTIONS,
+                     version=version(), log_level="WARNING")
+
+    def run(call, shape=lambda r: r):
+        try:
+            with lock:
+                return shape(call())
+        except MdmemError as exc:
+            return error(plain(str(exc)))
+
+    def results(items: list[dict], compact_: bool) -> dict:
+        return {"count": len(items), "results": [compact(i) if compact_ else i for i in items]}
+
+    @server.tool(title="Search memory", annotations=READ)
+    def memory_search(query: Annotated[str, Field(description="What to look for, in any language")],
+                      limit: Limit = 5, scope: Scope = "all", mode: Mode | None = None, space: Space = None,
+                      compact: Compact = False) -> dict:
+        """Keyword and meaning search over the memories; best first, each with id, uri, lines, content and score."""
+        return run(lambda: [h.to_dict() if hasattr(h, "to_dict") else h
+                            for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space)],
+                   lambda hits: results(hits, compact))
+
+    @server.tool(title="Recall memory for a prompt", annotations=READ)
+    def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],
+                      context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
+                      max_chars: Annotated[int, Field(ge=200, le=20000, description="Size budget of the block")] = 1500,
+                      scope: Scope = "all", space: Space = None) -> str:
+        """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
+        return run(lambda: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
+                                      space=space)["text"])
+
+    @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                               idempotent_hint=False, open_world_hint=False))
+    def memory_add(text: Annotated[str, Field(description="One memory, in a sentence or two")],
+                   type: Annotated[Kind, Field(description="preference, fact and entity go to the global store; "
+                                                           "decision and episodic to the project journal")] = "fact",
+                   importance: Annotated[int | None, Field(ge=1, le=5, description="1-5 for a new note")] = None,
+                   scope: Store | None = None,
+                   file: Annotated[str | None, Field(description="Note path inside the store, e.g. agent/notes.md")] = None,
+                   redact: Annotated[bool, Field(description="Mask secrets instead of refusing the text")] = False,
+                   space: Space = None) -> dict:
+        """Write one memory to its Markdown note and index it at once; a near-duplicate reinforces the existing one.
+        Text holding a secret is refused."""
+        return run(lambda: mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact,
+                                   space=space))
+
+    @server.tool(title="Read a memory", annotations=READ)
+    def memory_get(ref: Annotated[str, Field(description="A memory id, or a note path with optional lines: "
+                                                         "user/preference.md, user/preference.md:3-5")],
+                   space: Space = None, scope: Scope = "all") -> dict:
+        """One memory (or note lines) as the Markdown holds it now, with id, lines, date, hash and counters."""
+        return run(lambda: mem.get(ref, space=space, scope=scope))
+
+    @server.tool(title="Correct a memory", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                                       idempotent_hint=True, open_world_hint=False))
+    def memory_update(id: MemoryId, text: Annotated[str, Field(description="The memory's new text")],
+                      space: Space = None, expected_hash: Hash = None,
+                      redact: Annotated[bool, Field(description="Mask secrets instead of refusing the text")] = False,
+                      ) -> dict:
+        """Replace one memory's text in its note; its date and counters stay, other lines are untouched.
+        Returns the memory's new id."""
+        return run(lambda: mem.update(id, text, space=space, expected_hash=expected_hash, redact=redact))
+
+    @server.tool(title="Forget", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                             idempotent_hint=True, open_world_hint=False))
+    def memory_forget(id: Annotated[str | None, Field(description="The memory to remove")] = None,
+                      query: Annotated[str | None, Field(description="Instead of an id: forget what this finds")] = None,
+                      confirm: Annotated[bool, Field(description="With query: remove what it finds "
+                                                                 "(without: only list it)")] = False,
+                      space: Space = None, expected_hash: Hash = None) -> dict:
+        """Remove one memory by id from its note, or list (confirm=false) and remove (confirm=true) what a query finds."""
+        if bool(id) == bool(query):
+            return error("Give either id or query.")
+        if id:
+            return run(lambda: mem.forget(id, space=space, expected_hash=expected_hash))
+        return run(lambda: mem.forget_matching(query, space=space, yes=confirm))
+
+    @server.tool(title="Recent memories", annotations=READ)
+    def memory_recent(limit: Limit = 10, scope: Scope = "all", space: Space = None, compact: Compact = False) -> dict:
+        """The newest memories, newest first."""
+        return run(lambda: mem.recent(limit=limit, scope=scope, space=space), lambda items: results(items, compact))
+
+    @server.tool(title="Memory status", annotations=READ)
+    def memory_status(scope: Scope = "all") -> dict:
+        """Per store: where it lives, files, memories and vectors, and whether the index lags the notes."""
+        return run(lambda: mem.status(scope))
+
+    return server
+
+
+def serve_stdio(mem, cfg=None, verbose: bool = False) -> None:
+    """Serve over stdin/stdout; stderr carries only real problems unless verbose."""
+    server = build_server(mem, cfg)
+    logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
+    log.setLevel(logging.INFO if verbose else logging.ERROR)
+    server.run("stdio")

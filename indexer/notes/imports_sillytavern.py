@@ -1,0 +1,162 @@
+"""SillyTavern's files as imported notes: chats (JSONL), World Info lorebooks and character cards' books."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import struct
+import zlib
+from collections import defaultdict
+from pathlib import Path
+
+from indexer.notes.imports_model import Entry, ImportedNote, ImportFormatError, load_json, parse_when, slug
+
+
+def is_chat_header(obj) -> bool:
+    """The first line of a chat file: who talks, when the chat began, its metadata."""
+    return isinstance(obj, dict) and ("chat_metadata" in obj or ("user_name" in obj and "character_name" in obj))
+
+
+def parse_chat(path: Path, text: str, space: str | None = None) -> list[ImportedNote]:
+    """A chat file: a metadata line, then one message per line; messages become journal items per day.
+
+    The space is the character's (`character_name`, else the chat's folder, which SillyTavern names
+    after the character) unless one is given.
+    """
+    lines = text.splitlines()
+    header, first = None, 0
+    for first, raw in enumerate(lines):
+        if raw.strip():
+            header = load_json(path, raw, first + 1)
+            break
+    if not is_chat_header(header):
+        raise ImportFormatError(path, first + 1, "not a SillyTavern chat (the first line has no user_name, "
+                                "character_name or chat_metadata); pass --format if it is another format")
+    character = header.get("character_name") or path.parent.name
+    started = parse_when(header.get("create_date"))
+    by_day: dict[str, list[Entry]] = defaultdict(list)
+    last = started
+    for n, raw in enumerate(lines[first + 1:], first + 2):
+        if not raw.strip():
+            continue
+        msg = load_json(path, raw, n)
+        if not isinstance(msg, dict) or not isinstance(msg.get("mes", ""), str):
+            raise ImportFormatError(path, n, "a message must be an object with a \"mes\" string")
+        if not msg.get("mes", "").strip():
+            continue  # empty greetings and deleted swipes carry nothing to remember
+        when = parse_when(msg.get("send_date")) or last
+        if when is None:
+            raise ImportFormatError(path, n, "the message has no readable send_date and the chat no create_date")
+        last = when
+        speaker = msg.get("name") or (header.get("user_name") if msg.get("is_user") else character) or "?"
+        by_day[when.strftime("%Y-%m-%d")].append(Entry(text=msg["mes"], when=when, speaker=str(speaker)))
+    space = space if space is not None else str(character)
+    return [ImportedNote(space=space, uri=f"journal/{day}.md", title=f"Journal {day}", type="episodic",
+                         kind="journal", entries=tuple(entries), source=str(path))
+            for day, entries in sorted(by_day.items())]
+
+
+def _as_keys(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(" ".join(str(k).split()) for k in value if str(k).strip()))
+
+
+def lore_entries(path: Path, raw_entries, card: bool) -> tuple[Entry, ...]:
+    """World Info entries (`{"0": {uid, key, keysecondary, comment, content, disable}}`) or a card book's list
+    (`[{id, keys, secondary_keys, comment, name, content, enabled}]`), in SillyTavern's display order."""
+    items = list(raw_entries.values()) if isinstance(raw_entries, dict) else raw_entries
+    if not isinstance(items, list) or not all(isinstance(e, dict) for e in items):
+        raise ImportFormatError(path, None, "\"entries\" must hold entry objects")
+    order = sorted(range(len(items)), key=lambda i: (_order_key(items[i]), i))
+    out = []
+    for i in order:
+        e = items[i]
+        content = e.get("content")
+        if not isinstance(content, str):
+            raise ImportFormatError(path, None, f"lore entry {e.get('uid', e.get('id', i))} has no \"content\" text")
+        if not content.strip():
+            continue
+        keys = _as_keys(e.get("keys" if card else "key")) + _as_keys(e.get("secondary_keys" if card else "keysecondary"))
+        title = e.get("comment") or e.get("name") or (keys[0] if keys else f"Entry {e.get('uid', e.get('id', i))}")
+        disabled = (not e.get("enabled", True)) if card else bool(e.get("disable", False))
+        out.append(Entry(text=content, heading=str(title), keys=tuple(dict.fromkeys(keys)), disabled=disabled))
+    return tuple(out)
+
+
+def _order_key(e: dict):
+    pos = e.get("displayIndex", e.get("extensions", {}).get("display_index") if isinstance(e.get("extensions"), dict) else None)
+    return pos if isinstance(pos, (int, float)) and not isinstance(pos, bool) else float("inf")
+
+
+def is_lorebook(obj) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("entries"), dict) and \
+        all(isinstance(e, dict) and "content" in e for e in obj["entries"].values())
+
+
+def parse_lorebook(path: Path, obj, space: str | None = None) -> list[ImportedNote]:
+    """A World Info file: one lore note named after the book, a section per entry."""
+    if not is_lorebook(obj):
+        raise ImportFormatError(path, None, "not a SillyTavern World Info file (no \"entries\" object of entries); "
+                                "pass --format if it is another format")
+    name = obj.get("name") or path.stem
+    return [_lore_note(path, str(name), lore_entries(path, obj["entries"], card=False), space)]
+
+
+def _lore_note(path: Path, name: str, entries: tuple[Entry, ...], space: str | None) -> ImportedNote:
+    tags = tuple(dict.fromkeys(k for e in entries for k in e.keys))[:50]
+    return ImportedNote(space=space, uri=f"lore/{slug(name)}.md", title=name, type="entity", kind="section",
+                        entries=entries, source=str(path), tags=tags)
+
+
+def card_data(obj):
+    """The character of a V1/V2/V3 card (V2 and V3 nest it under "data")."""
+    if not isinstance(obj, dict):
+        return None
+    if str(obj.get("spec", "")).startswith("chara_card") and isinstance(obj.get("data"), dict):
+        return obj["data"]
+    return obj if "name" in obj and ("first_mes" in obj or "character_book" in obj) else None
+
+
+def parse_card(path: Path, obj, space: str | None = None) -> list[ImportedNote]:
+    """A character card's `character_book` as a lore note in the character's space."""
+    data = card_data(obj)
+    if data is None:
+        raise ImportFormatError(path, None, "not a SillyTavern character card (no spec chara_card_v2/v3 with data)")
+    book = data.get("character_book")
+    if not isinstance(book, dict) or not book.get("entries"):
+        return []  # a card without a lorebook has nothing to import
+    name = str(data.get("name") or path.stem)
+    entries = lore_entries(path, book["entries"], card=True)
+    return [_lore_note(path, str(book.get("name") or f"{name} lorebook"), entries,
+                       space if space is not None else name)]
+
+
+def png_card(path: Path, data: bytes):
+    """The card JSON that SillyTavern keeps base64-encoded in a PNG text chunk (`ccv3` preferred, else `chara`)."""
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise ImportFormatError(path, None, "not a PNG image")
+    found, at = {}, 8
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        if kind in (b"tEXt", b"zTXt", b"iTXt"):
+            key, _, value = body.partition(b"\0")
+            if kind == b"zTXt":
+                value = zlib.decompress(value[1:])
+            elif kind == b"iTXt":
+                value = value[2:].split(b"\0", 2)[-1]
+            found[key.decode("latin-1").lower()] = value
+        if kind == b"IEND":
+            break
+        at += 12 + length
+    raw = found.get("ccv3") or found.get("chara")
+    if raw is None:
+        raise ImportFormatError(path, None, "a PNG without character data (no chara text chunk)")
+    try:
+        return json.loads(base64.b64decode(raw).decode("utf-8"))
+    except (binascii.Error, ValueError) as exc:
+        raise ImportFormatError(path, None, f"the PNG's character data is damaged ({exc})") from None

@@ -1,0 +1,178 @@
+"""`update` and `forget`: change or remove one memory's lines in its note, checked, then index the note."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from indexer.errors import ConflictError, InputError, MdmemError
+from indexer.index import db
+from indexer.index import sql
+from indexer.index.stores import Store
+from indexer.models import sha256_text
+from indexer.notes.append import strip_item
+from indexer.notes.edit_lines import LineEdit, edit_lines, note_lines, note_target, range_text
+from indexer.notes.privacy import screen
+from indexer.notes.scanner import read_note
+from indexer.notes.spaces import space_name, space_of
+from indexer.ops.add import MAX_ADD_CHARS
+from indexer.ops.get import find_record, record_dict
+from indexer.ops.search import make_query, search
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+FORGET_MIN_COSINE = 0.5  # --match also takes memories this close in meaning that share no word with the query
+
+
+@dataclass(frozen=True)
+class _Body:
+    """The memory's own lines inside its record: the headings a chunk starts with are the note's, not its."""
+
+    start: int
+    end: int
+    text: str
+
+
+def update_memory(record_id: str, text: str, *, stores: list[Store], writes, warn, space: str | None = None,
+                  expected_hash: str | None = None, redact: bool = False) -> dict:
+    """Replace one memory's text in its note (a list item keeps its marker and date) and index it now.
+
+    `writes` changes the index (at once in-process, as writer jobs under the daemon).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("give the memory's new text; to remove it use forget")
+    if len(text) > MAX_ADD_CHARS:
+        raise InputError(f"new text is {len(text)} characters; keep one memory under {MAX_ADD_CHARS}")
+    text, redacted = screen(text.strip(), redact)  # before anything touches the note
+    st, row, body = _checked_record(stores, record_id, space_name(space), expected_hash)
+    new = _as_item(body.text, text)
+    target = note_target(st.name, st.root, row["uri"])
+    edit_lines(target, [LineEdit(body.start, body.end, body.text, new)])
+    end = body.start + new.count("\n")
+    indexed, new_id = _index_note(writes, target, warn, carry=(row, body.start))
+    return {"action": "updated", "id": new_id, "previous_id": row["id"],
+            "uri": row["uri"], "store": st.name, "space": space_of(row["uri"]), "start_line": body.start,
+            "end_line": end, "hash": sha256_text(new.rstrip()), "redacted": redacted, "indexed": indexed}
+
+
+def forget_memory(record_id: str, *, stores: list[Store], writes, warn, space: str | None = None,
+                  expected_hash: str | None = None) -> dict:
+    """Remove one memory's lines from its note (its headings stay) and drop it from the index now."""
+    st, row, body = _checked_record(stores, record_id, space_name(space), expected_hash)
+    target = note_target(st.name, st.root, row["uri"])
+    edit_lines(target, [LineEdit(body.start, body.end, body.text, None)])
+    indexed, _ = _index_note(writes, target, warn)
+    return {"action": "forgotten", "id": row["id"], "uri": row["uri"], "store": st.name,
+            "space": space_of(row["uri"]), "start_line": body.start, "end_line": body.end, "text": body.text,
+            "indexed": indexed}
+
+
+def forget_matching(query: str, *, stores: list[Store], embedder, cfg, writes, warn, space: str | None = None,
+                    yes: bool = False, limit: int | None = None) -> dict:
+    """The memories a query finds (sharing its words, or close in meaning); removed only with yes.
+
+    A memory that cannot be removed on its own (several items in one chunk, or changed since it
+    was indexed) is listed under "skipped" with the reason, and left alone.
+    """
+    q = make_query(cfg, query, limit=limit, explain=True, space=space)
+    hits = [h for h in search(stores, embedder, cfg, q)
+            if h.explain.get("bm25") is not None or (h.explain.get("cosine") or 0.0) >= FORGET_MIN_COSINE]
+    by_store = {st.name: st for st in stores}
+    notes: dict[tuple[str, str], list[str]] = {}
+    for h in hits:
+        notes.setdefault((h.store, h.uri), []).append(h.id)
+    memories, skipped, edits = [], [], {}
+    for (name, uri), ids in notes.items():  # one read and one edit per note
+        st = by_store[name]
+        lines = note_lines(read_note(st.root / uri, uri)[0])
+        for row in sql.chunks_by_ids(st.con, ids):
+            try:
+                if range_text(lines, row["start_line"], row["end_line"]) != row["content"]:
+                    raise ConflictError("the note changed since it was indexed")
+                body = _body(lines, row)
+            except (InputError, ConflictError) as exc:
+                skipped.append({"id": row["id"], "uri": uri, "store": name, "reason": str(exc)})
+                continue
+            edits.setdefault((name, uri), []).append(LineEdit(body.start, body.end, body.text, None))
+            memories.append({**record_dict(name, row), "text": body.text, "start_line": body.start,
+                             "end_line": body.end})
+    if yes:
+        for (name, uri), note_edits in edits.items():
+            target = note_target(name, by_store[name].root, uri)
+            edit_lines(target, note_edits)
+            _index_note(writes, target, warn)
+    return {"action": "forgotten" if yes else "would_forget", "query": query, "count": len(memories),
+            "memories": memories, "skipped": skipped}
+
+
+def _checked_record(stores, record_id, space, expected_hash) -> tuple[Store, dict, _Body]:
+    """The record, refused when its note no longer holds what the index (or the caller) last saw."""
+    st, row = find_record(stores, record_id, space)
+    lines = note_lines(read_note(st.root / row["uri"], row["uri"])[0])
+    now = range_text(lines, row["start_line"], row["end_line"])
+    if now != row["content"]:
+        raise ConflictError(f"{row['uri']} lines {row['start_line']}-{row['end_line']} changed since memory "
+                            f"{record_id} was indexed; search or get it again for its current id")
+    if expected_hash is not None and expected_hash != sha256_text(now):
+        raise ConflictError(f"memory {record_id} changed since it was read (its hash differs); get it again "
+                            "and retry")
+    return st, row, _body(lines, row)
+
+
+def _body(lines: list[str], row: dict) -> _Body:
+    start, end = row["start_line"], row["end_line"]
+    while start <= end and (not lines[start - 1].strip() or _HEADING.match(lines[start - 1])):
+        start += 1
+    if start > end:
+        raise InputError(f"{row['uri']} lines {row['start_line']}-{end} hold only headings, not a memory; "
+                         "edit the note itself")
+    if range_text(lines, start, end) not in row["content"]:
+        raise InputError(f"memory {row['id']} is part of a longer line of {row['uri']}; edit the note itself")
+    units = _units(lines[start - 1:end])
+    if units > 1:  # one text cannot stand for several: the others would be lost
+        raise InputError(f"memory {row['id']} holds {units} separate items ({row['uri']} lines {start}-{end}); "
+                         "change one of them in the note itself")
+    return _Body(start, end, range_text(lines, start, end))
+
+
+def _units(lines: list[str]) -> int:
+    """How many paragraphs or list items start at the block's own indentation (continuations excluded)."""
+    base = min(len(ln) - len(ln.lstrip()) for ln in lines if ln.strip())
+    count, after_blank = 0, True
+    for ln in lines:
+        if not ln.strip():
+            after_blank = True
+            continue
+        if len(ln) - len(ln.lstrip()) == base and (after_blank or _ITEM.match(ln)):
+            count += 1
+        after_blank = False
+    return count
+
+
+def _as_item(old: str, text: str) -> str:
+    """The new text in the old one's form: a list item keeps its marker, date stamp and indentation."""
+    first = old.split("\n", 1)[0]
+    if not _ITEM.match(first):
+        return text
+    kept = first.rstrip()
+    prefix = kept[:len(kept) - len(strip_item(first))]
+    indent = " " * (len(first) - len(first.lstrip()) + 2)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join([prefix + lines[0].strip()] + [(indent + ln.rstrip()) if ln.strip() else "" for ln in lines[1:]])
+
+
+def _index_note(writes, target, warn, carry: tuple[dict, int] | None = None) -> tuple[bool, str | None]:
+    """Index the edited note now: (indexed, the id of the record now at the carried line, or None).
+
+    With carry (old row, first line) that record keeps the old counters. The note is written
+    either way; when indexing fails the daemon or `mdmem index` catches up.
+    """
+    try:
+        writes.index_note(target.store, target.path)
+        if carry is None:
+            return True, None
+        old, first = carry
+        return True, writes.carry_counters(target.store, target.uri, first, old)
+    except (MdmemError, db.Error) as exc:
+        warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
+        return False, None

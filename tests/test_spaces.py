@@ -1,0 +1,87 @@
+"""Memory spaces: nothing crosses between them in search, recall, recent, add, get, update or forget."""
+
+import pytest
+
+from indexer.errors import InputError, NotFoundError
+
+ALICE = "- 2025-03-01: Alice keeps a grey cat called Miso who sleeps on the piano."
+BOB = "- 2025-03-02: Bob keeps a grey cat called Tofu who sleeps on the radiator."
+RESTATED = "# Facts\n\n- 2025-03-05: Alice keeps a grey cat called Miso, who sleeps on the piano.\n"
+NOTES = {
+    "user/preference.md": "# Preferences\n\n- 2025-01-05: I keep a grey cat called Pepper who sleeps on the sofa.\n",
+    "spaces/alice/user/fact.md": f"# Facts\n\n{ALICE}\n",
+    "spaces/bob/user/fact.md": f"# Facts\n\n{BOB}\n",
+}
+
+
+def _uris(hits):
+    return {h.uri for h in hits}
+
+
+def test_search_recall_and_recent_stay_inside_their_space(make_memory):
+    mem = make_memory(NOTES)
+    for mode in ("hybrid", "fts", "vector"):
+        assert _uris(mem.search("grey cat sleeps", mode=mode, space="alice")) == {"spaces/alice/user/fact.md"}
+        assert _uris(mem.search("grey cat sleeps", mode=mode, space="bob")) == {"spaces/bob/user/fact.md"}
+        assert _uris(mem.search("grey cat sleeps", mode=mode)) == {"user/preference.md"}
+    assert _uris(mem.search("Miso piano", space="carol")) == set()
+    # under is read inside the space
+    assert _uris(mem.search("grey cat", space="alice", under=["user/"])) == {"spaces/alice/user/fact.md"}
+    block = mem.recall("what is the cat called?", space="bob")["text"]
+    assert "Tofu" in block and "Miso" not in block and "Pepper" not in block
+    assert {r["space"] for r in mem.recent(space="alice")} == {"alice"}
+    assert {r["space"] for r in mem.recent()} == {None}
+
+
+def test_add_writes_into_the_space_and_never_reinforces_another(make_memory):
+    mem = make_memory(NOTES)
+    res = mem.add(ALICE[len("- 2025-03-01: "):], type="fact", space="bob")  # Alice's memory, said in Bob's space
+    assert res["action"] == "appended" and res["uri"] == "spaces/bob/user/fact.md"
+    again = mem.add(ALICE[len("- 2025-03-01: "):], type="fact", space="alice")
+    assert again["action"] == "reinforced" and again["uri"] == "spaces/alice/user/fact.md"
+    journal = mem.add("Seraphina met the traveller at the glade.", type="episodic", space="Seraphina")
+    assert journal["uri"].startswith("spaces/Seraphina/journal/")
+    with pytest.raises(InputError, match="space"):
+        mem.add("x y z", file="spaces/bob/notes.md")  # no path from the default space into another
+    with pytest.raises(InputError, match="not a usable name"):
+        mem.add("x y z", space="../bob")
+
+
+def test_get_update_and_forget_refuse_ids_and_paths_of_another_space(make_memory):
+    mem = make_memory(NOTES)
+    alice = mem.search("Miso", space="alice", limit=1)[0]
+    for space in (None, "bob"):
+        with pytest.raises(NotFoundError):
+            mem.get(alice.id, space=space)
+        with pytest.raises(NotFoundError):
+            mem.update(alice.id, "Alice has no cat.", space=space)
+        with pytest.raises(NotFoundError):
+            mem.forget(alice.id, space=space)
+    with pytest.raises(NotFoundError, match="space alice"):
+        mem.get("spaces/alice/user/fact.md")
+    assert mem.get("user/fact.md:3", space="alice")["text"] == ALICE
+    assert mem.get("spaces/alice/user/fact.md:3", space="alice")["text"] == ALICE
+    assert mem.get(alice.id, space="alice")["space"] == "alice"
+    assert mem.forget_matching("grey cat Miso piano", space="bob", yes=True)["memories"][0]["space"] == "bob"
+    assert ALICE in (mem.cfg.home / "spaces/alice/user/fact.md").read_text(encoding="utf-8")
+    mem.update(alice.id, "Alice keeps a black cat called Miso.", space="alice")
+    assert "black cat" in (mem.cfg.home / "spaces/alice/user/fact.md").read_text(encoding="utf-8")
+    assert "Pepper" in (mem.cfg.home / "user/preference.md").read_text(encoding="utf-8")
+
+
+def test_a_restatement_in_one_space_does_not_reinforce_another(make_memory):
+    mem = make_memory(NOTES)
+    st = mem.stores("global")[0]
+    (mem.cfg.home / "spaces/bob/user/more.md").write_text(
+        RESTATED, encoding="utf-8")
+    mem.index()
+    assert _reinforcement(st, "spaces/alice/user/fact.md") == 0.0
+    # the same words in Alice's own space do count
+    (mem.cfg.home / "spaces/alice/user/more.md").write_text(
+        RESTATED.replace("03-05", "03-06"), encoding="utf-8")
+    mem.index()
+    assert _reinforcement(st, "spaces/alice/user/fact.md") == 1.0
+
+
+def _reinforcement(st, uri):
+    return sum(r[0] for r in st.con.execute("SELECT reinforcement FROM chunks WHERE uri = ?", (uri,)).fetchall())
