@@ -126,3 +126,29 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     assert "Written while the server runs." in out["read"]
     errlog.seek(0)
     assert errlog.read().strip() == ""  # refusals are answers, not log noise
+
+
+def test_tools_answer_through_a_running_daemon(tmp_path):
+    """With `mdmem serve` running, `mdmem mcp` is its client: the warm model and the store's one writer."""
+    from test_daemon import Served
+    d = Served(tmp_path)
+    write_notes(d.home, {"user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black.\n"})
+    d.start()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+
+    async def session():
+        async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                hit = _data(await s.call_tool("memory_search", {"query": "coffee", "compact": True}))["results"][0]
+                done = _data(await s.call_tool("memory_update", {"id": hit["id"], "text": "I take my coffee with milk."}))
+                got = _data(await s.call_tool("memory_get", {"ref": done["id"]}))
+                status = _data(await s.call_tool("memory_status", {}))
+                return got, status
+
+    try:
+        got, status = asyncio.run(asyncio.wait_for(session(), 240))
+    finally:
+        assert d.stop() == 0, d.log.read_text()
+    assert got["text"].endswith("- 2025-01-05: I take my coffee with milk.") and got["access_count"] >= 1
+    assert status["global"]["daemon"] is True

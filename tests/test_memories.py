@@ -4,6 +4,7 @@ import pytest
 
 from indexer.errors import ConflictError, InputError, NotFoundError
 from indexer.index import sql
+from test_one_writer import served  # noqa: F401  (a daemon's writer thread on a real store)
 
 # each memory under its own heading: one record each, however list items are chunked
 PREFS = ("---\ntype: preference\n---\n\n# Preferences\n\n## Drinks\n\n- 2025-01-05: I prefer my coffee black, "
@@ -54,6 +55,7 @@ def test_update_changes_only_the_memory_keeps_stamp_and_counters_and_indexes(mak
     assert after == before.replace(b"I prefer my coffee black, without sugar or milk.",
                                    b"I now take my coffee with oat milk.")
     new = mem.get(res["id"])
+    assert res["hash"] == new["hash"]  # a second update can be checked against the first one's answer
     assert new["text"].endswith("- 2025-01-05: I now take my coffee with oat milk.") and new["date"] == "2025-01-05"
     assert new["access_count"] == 2 and new["reinforcement"] == 2.0  # what it had earned came along
     assert _hit(mem, "oat milk coffee").id == res["id"]
@@ -132,3 +134,21 @@ def test_a_record_holding_several_paragraphs_is_not_replaced_by_one_text(make_me
     res = mem.forget_matching("night train terracotta", yes=True)
     assert res["count"] == 0 and [s["id"] for s in res["skipped"]] == [hit.id]
     assert (mem.cfg.home / "notes/trip.md").read_text(encoding="utf-8") == doc
+
+
+def test_a_daemon_reader_edits_through_the_stores_writer(served):
+    """Under the daemon, update and forget write the note and leave every index write to the writer."""
+    from indexer.daemon.store_writer import Job
+    daemon, writer, home = served
+    mem = daemon.reader()
+    added = mem.add("The harbour master feeds the gulls at dawn", type="fact")
+    hit = mem.search("gulls dawn", mode="fts")[0]
+    writer.call(Job.ROOT)  # the access count queued by the search is done
+    res = mem.update(hit.id, "The harbour master feeds the gulls at noon")
+    assert res["indexed"] and res["id"] and res["id"] != hit.id
+    fresh = mem.get(res["id"])
+    assert fresh["text"].endswith("feeds the gulls at noon") and fresh["access_count"] == 1  # carried by the writer
+    gone = mem.forget(res["id"])
+    assert gone["indexed"] and "gulls" not in (home / added["uri"]).read_text(encoding="utf-8")
+    assert not mem.search("gulls", mode="fts")
+    assert mem.stores("global")[0].con.total_changes() == 0  # the reader's connection wrote nothing

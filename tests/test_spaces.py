@@ -85,3 +85,18 @@ def test_a_restatement_in_one_space_does_not_reinforce_another(make_memory):
 
 def _reinforcement(st, uri):
     return sum(r[0] for r in st.con.execute("SELECT reinforcement FROM chunks WHERE uri = ?", (uri,)).fetchall())
+
+
+def test_space_knn_and_the_exact_scan_agree(make_memory, monkeypatch):
+    """A space's nearest memories come from oversampled KNN; a sliver of a big store is scanned exactly."""
+    from indexer.index import sql
+    notes = dict(NOTES)
+    for i in range(12):
+        notes[f"spaces/bob/journal/2025-04-{i + 1:02d}.md"] = f"# Day {i}\n\n- 10:00: Bob fed Tofu at {i + 7} o'clock.\n"
+    mem = make_memory(notes)
+    for space in (None, "bob", "alice"):
+        knn = [(h.id, round(h.score, 6)) for h in mem.search("feeding the cat", mode="vector", space=space)]
+        monkeypatch.setattr(sql, "KNN_MAX", 1)
+        exact = [(h.id, round(h.score, 6)) for h in mem.search("feeding the cat", mode="vector", space=space)]
+        monkeypatch.undo()
+        assert knn == exact and knn

@@ -389,6 +389,10 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
         return []
     blob = db.vector_blob(query_vec)
     where, params = _filter_sql(parent_dirs, under)
+    if space is not None and not where:
+        found = _knn_in_space(con, blob, k, space)
+        if found is not None:
+            return found
     where, params = _with_space(where, params, space)
     if where:
         sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
@@ -398,6 +402,32 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
            _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
            " ORDER BY knn.distance")
     return db.rows(con, sql, [blob, k])
+
+
+KNN_MAX = 4096  # the largest k sqlite-vec answers
+
+
+def _knn_in_space(con, blob, k: int, space: str) -> list[dict] | None:
+    """A space's nearest rows from KNN over the whole table, asking for more until k of them come back.
+
+    Joining the vector table row by row costs about 0.1 ms a row, so an exact scan of a big space
+    takes seconds; KNN scans every vector in C in milliseconds. None when the space is so small a
+    share of the store that KNN_MAX neighbours might not reach it: then its few rows are scanned.
+    """
+    where, params = _with_space("", [], space)
+    inside = db.rows(con, "SELECT count(*) AS n FROM chunks c WHERE 1" + where, params)[0]["n"]
+    total = chunk_count(con)
+    if inside == 0:
+        return []
+    want = min(total, max(2 * k, -(-2 * k * total // inside)))  # twice the share a space of this size should need
+    while want <= KNN_MAX:
+        found = db.rows(con, "WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) "
+                        + _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+                        " WHERE 1" + where + " ORDER BY knn.distance LIMIT ?", [blob, want, *params, k])
+        if len(found) >= min(k, inside) or want >= total:
+            return found
+        want = min(total, want * 4)
+    return None
 
 
 def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None,

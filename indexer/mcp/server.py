@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
@@ -70,10 +71,15 @@ class _Server(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 return error(invalid_arguments(name, exc.__cause__.errors()))
-            tools = ", ".join(t.name for t in await self.list_tools())
-            return error(plain(f"no tool {name}; the tools are {tools}") if name not in tools else plain(str(exc)))
+            tools = [t.name for t in await self.list_tools()]
+            if name not in tools:
+                return error(plain(f"no tool {name}; the tools are {', '.join(tools)}"))
+            return error(plain(str(exc)))
 
     async def list_resources(self) -> list[Resource]:
+        return await asyncio.to_thread(self._notes)  # a walk of the folders must not hold up other requests
+
+    def _notes(self) -> list[Resource]:
         """The notes as the folders hold them now (read from disk, not the index)."""
         out = []
         for name, root in store_roots(self.cfg):
@@ -95,12 +101,15 @@ class _Server(MCPServer):
         if not text.startswith(SCHEME):
             return await super().read_resource(uri, context)
         try:
-            with self.lock:
-                note = self.mem.get(text, space=space_of(text[len(SCHEME):].partition("/")[2]))
+            note = await asyncio.to_thread(self._read, text)
         except MdmemError as exc:
-            from mcp.server.mcpserver.exceptions import ResourceError
             raise ResourceError(plain(str(exc))) from None
         return [ReadResourceContents(content=note["text"], mime_type="text/markdown")]
+
+
+    def _read(self, uri: str) -> dict:
+        with self.lock:
+            return self.mem.get(uri, space=space_of(uri[len(SCHEME):].partition("/")[2]))
 
 
 def error(message: str) -> CallToolResult:

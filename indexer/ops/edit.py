@@ -50,9 +50,11 @@ def update_memory(record_id: str, text: str, *, stores: list[Store], writes, war
     edit_lines(target, [LineEdit(body.start, body.end, body.text, new)])
     end = body.start + new.count("\n")
     indexed, new_id = _index_note(writes, target, warn, carry=(row, body.start))
+    fresh = sql.chunks_by_ids(st.con, [new_id]) if new_id else []
     return {"action": "updated", "id": new_id, "previous_id": row["id"],
             "uri": row["uri"], "store": st.name, "space": space_of(row["uri"]), "start_line": body.start,
-            "end_line": end, "hash": sha256_text(new.rstrip()), "redacted": redacted, "indexed": indexed}
+            "end_line": end, "hash": sha256_text(fresh[0]["content"]) if fresh else None,  # as get gives it
+            "redacted": redacted, "indexed": indexed}
 
 
 def forget_memory(record_id: str, *, stores: list[Store], writes, warn, space: str | None = None,
