@@ -1,5 +1,7 @@
-# mdmem: `make run` indexes the bundled samples and searches them; `make test` runs the suite.
+# mdmem: `make run` indexes the bundled samples and searches them; `make test` runs the suite;
+# `make install` puts the `mdmem` command on PATH (a link in BINDIR to the checkout's .venv).
 PYTHON ?= python3
+BINDIR ?= $(HOME)/.local/bin
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -7,7 +9,7 @@ DEMO   := .demo
 MDMEM  := $(BIN)/mdmem --home $(DEMO)/home --project $(DEMO)/project
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install run test bench eval install-service clean
+.PHONY: venv install uninstall run test bench eval install-service clean
 
 # torch goes first: the CPU wheel it resolves to keeps sentence-transformers from pulling a CUDA build
 $(STAMP): pyproject.toml
@@ -16,26 +18,37 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+venv: $(STAMP)
 
-run: install
+install: $(STAMP)
+	mkdir -p $(BINDIR)
+	ln -sf $(abspath $(BIN))/mdmem $(BINDIR)/mdmem
+	@echo "mdmem is $(BINDIR)/mdmem"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
+
+uninstall:
+	rm -f $(BINDIR)/mdmem
+
+run: venv
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	cp -r memory_samples/home $(DEMO)/home && cp -r memory_samples/project $(DEMO)/project
 	$(MDMEM) index
 	@for q in "手冲咖啡加糖吗" "数据库迁移事故的根本原因" "季度报告什么时候截止" \
 	          "SQLite database is locked busy_timeout" "When is Alex Chen's birthday" \
 	          "what was the root cause of the migration incident"; do \
-	  echo; echo "==> mdmem search \"$$q\" --limit 3"; $(MDMEM) search "$$q" --limit 3 || exit 1; \
+	  echo; echo "==> mdmem --home $(DEMO)/home --project $(DEMO)/project search \"$$q\" --limit 3"; \
+	  $(MDMEM) search "$$q" --limit 3 || exit 1; \
 	done
 	@echo; $(MDMEM) stats
+	@echo; echo "next: make install, then mdmem init and mdmem add \"...\" for your own memory (README: Quick start)"
 
-test: install
+test: venv
 	$(BIN)/python -m pytest -q
 
-eval: install
+eval: venv
 	$(BIN)/python bench/eval.py
 
-install-service: install
+install-service: venv
 	mkdir -p $(HOME)/.config/systemd/user
 	sed "s|@MDMEM@|$(abspath $(BIN))/mdmem|" systemd/mdmem.service > $(HOME)/.config/systemd/user/mdmem.service
 	systemctl --user daemon-reload && systemctl --user enable --now mdmem.service

@@ -45,6 +45,7 @@ def note_text(i: int, token: str = "") -> str:
 def make_store(base: Path, files: int) -> tuple[Path, Path]:
     home, project = base / "home", base / "proj"
     (project / ".mdmem").mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
     for i in range(files):
         p = home / "notes" / f"d{i % 100:02}" / f"n{i:05}.md"
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -70,7 +70,7 @@ def build_index(set_dir: Path, work: Path, env: dict, reuse: bool, max_files: in
     secs = mdmem(home, ["index"], env)
     r = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "stats", "--json"], env=env,
                        capture_output=True, text=True, check=True)
-    stats = json.loads(r.stdout)["global"]
+    stats = json.loads(r.stdout)["stores"]["global"]
     info = {"files": len(files), "chunks": stats["chunks"], "vectors": stats["vectors"], "index_s": round(secs, 2)}
     done.write_text(json.dumps(info))
     return info

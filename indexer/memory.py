@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer import config as config_mod
+from indexer import validation
 from indexer.index import sql
 from indexer.config import Config
 from indexer.embedder import load_embedder
@@ -48,16 +49,14 @@ class Memory:
         return self._embedder
 
     def stores(self, scope: str = "all") -> list[Store]:
-        if scope not in config_mod.SCOPES:
-            from indexer.errors import InputError
-            raise InputError(f"unknown scope {scope!r}; choose all, global or project")
+        scope = validation.scope(scope)
         out = []
         for name, root in store_roots(self.cfg, scope):
             if not self._available(name):
                 continue
             if name not in self._stores:
                 self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
-                                                read_only=self._read_only)
+                                                read_only=self._read_only, warn=self._warn)
             out.append(self._stores[name])
         return out
 
@@ -221,8 +220,8 @@ class LocalWrites:
 
     def record_access(self, hits: list[Hit]) -> None:
         by_store = counters.ids_by_store(hits)
-        for st in self.mem.stores("all"):
-            counters.count_access(st, by_store.get(st.name, []))
+        counters.tell_once([counters.count_access(st, by_store.get(st.name, [])) for st in self.mem.stores("all")],
+                           self.mem._warn)
 
     def reinforce(self, store: str, chunk_id: str) -> float | None:
         return counters.reinforce(self._store(store), chunk_id)

@@ -5,9 +5,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 
-MEMORY_TYPES = ("preference", "fact", "decision", "entity", "episodic")  # what `add` may record
-
-
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

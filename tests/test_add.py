@@ -32,7 +32,7 @@ def test_target_choice(tmp_path):
     with pytest.raises(InputError, match="no project"):
         choose_target(cfg.with_(project=None), "fact", scope="project")
     assert choose_target(cfg, "fact", file="agent/notes").uri == "agent/notes.md"
-    with pytest.raises(InputError, match="unknown type"):
+    with pytest.raises(InputError, match="type must be one of"):
         choose_target(cfg, "secret")
 
 
@@ -57,10 +57,12 @@ def test_add_preference_is_top_recall_hit_in_english_and_chinese(make_memory):
     mem = make_memory(DISTRACTORS)
     res = mem.add("I prefer my coffee black, without sugar or milk.", type="preference")
     assert res["action"] == "appended" and res["uri"] == "user/preference.md" and res["indexed"]
-    line = (mem.cfg.home / res["uri"]).read_text().split("\n")[res["start_line"] - 1]
-    assert "coffee black" in line
+    lines = (mem.cfg.home / res["uri"]).read_text().split("\n")[res["start_line"] - 1:res["end_line"]]
+    assert "coffee black" in "\n".join(lines)
     out = mem.recall("How does the user like to drink coffee?")
-    assert "coffee black" in out["memories"][0]["text"]
+    top = out["memories"][0]
+    assert "coffee black" in top["text"]
+    assert (top["uri"], top["start_line"], top["end_line"]) == (res["uri"], res["start_line"], res["end_line"])
     mem.add("我不吃香菜，点菜时请避开香菜。", type="preference")
     out = mem.recall("用户点菜有什么忌口？")
     assert "香菜" in out["memories"][0]["text"]
@@ -72,7 +74,7 @@ def test_adding_twice_reinforces_instead_of_duplicating(make_memory):
     mem.add("Alice wants the weekly report on Fridays.", type="preference")  # same note, so chunks merge
     again = mem.add("I prefer my coffee black without sugar or milk", type="preference")
     assert again["action"] == "reinforced" and again["similarity"] >= 0.95
-    assert (again["uri"], again["start_line"]) == (first["uri"], first["start_line"])
+    assert again["uri"] == first["uri"] and again["start_line"] <= first["start_line"] <= again["end_line"]
     assert again["reinforcement"] >= 1
     text = (mem.cfg.home / "user/preference.md").read_text()
     assert text.count("coffee black") == 1
@@ -87,7 +89,8 @@ def test_existing_text_kept_byte_for_byte(make_memory):
     res = mem.add("The staging server is rebooted every Monday.", file="agent/mine.md")
     data = path.read_bytes()
     assert data.startswith(original) and data.endswith(b"The staging server is rebooted every Monday.\r\n")
-    assert data.split(b"\r\n")[res["start_line"] - 1].startswith(b"- ")
+    cited = data.split(b"\r\n")[res["start_line"] - 1:res["end_line"]]
+    assert any(line.startswith(b"- ") and b"staging server" in line for line in cited)
     assert mem.search("staging server reboot", limit=1)[0].uri == "agent/mine.md"
 
 
@@ -107,7 +110,7 @@ def test_format_entry_indents_continuation_lines():
 
 def test_cli_add_json_and_refusals(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "--embedder", "none"]
+    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "--create", "--embedder", "none"]
     r = subprocess.run(base + ["add", "-", "--type", "preference", "--json"], input="I like quiet mornings.\n",
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -170,3 +173,19 @@ def test_append_entry_creates_note_once_under_race(tmp_path):
     assert (start, end) == (3, 3)
     assert append_entry(target, "- b\n", "# Facts\n\n") == (4, 4)
     assert (tmp_path / "user/fact.md").read_text() == "# Facts\n\n- a\n- b\n"
+
+
+def test_add_appends_to_the_stores_existing_note_of_that_type(make_memory):
+    mem = make_memory({
+        "user/preferences.md": "---\ntype: preference\n---\n\n# Preferences\n\n- 2025-01-05: I like quiet mornings.\n",
+        "user/rules.md": "---\ntype: instruction\n---\n\n# Rules\n\n- Answer in Chinese.\n",
+        "user/people/a.md": "---\ntype: entity\n---\n\n# A\n\nAlice, the accountant.\n",
+        "user/people/b.md": "---\ntype: entity\n---\n\n# B\n\nBob, the DBA.\n",
+    })
+    res = mem.add("I prefer my coffee black.", type="preference")
+    assert res["uri"] == "user/preferences.md" and not (mem.cfg.home / "user/preference.md").exists()
+    assert mem.add("Write commit messages in English.", type="instruction")["uri"] == "user/rules.md"
+    # notes of that type elsewhere (people/) are not one note to append to: the default note is made
+    assert mem.add("Carol runs the payroll.", type="entity")["uri"] == "user/entity.md"
+    hit = mem.search("coffee black", mode="fts", limit=1)[0]
+    assert (hit.uri, hit.start_line, hit.end_line) == (res["uri"], res["start_line"], res["end_line"])

@@ -71,7 +71,7 @@ FTS_SYNTAX = ['"', '""', "*", "a*", "AND", "OR", "NOT", "NEAR(", "NEAR(a b", "-x
 @pytest.mark.parametrize("mode", ["fts", "hybrid"])
 def test_fts_syntax_in_queries_never_raises(mem, query, mode):
     if not query.strip():
-        with pytest.raises(Exception, match="empty query"):
+        with pytest.raises(Exception, match="query is empty"):
             mem.search(query, mode=mode)
         return
     mem.search(query, mode=mode, limit=3)

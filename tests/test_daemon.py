@@ -235,11 +235,11 @@ def test_cli_search_status_decay_go_through_the_daemon(served):
     assert eventually(lambda: served.uris("quetzal") == {"cli.md"})
     r = served.cli("search", "quetzal feather", "--json", "--mode", "fts")
     assert r.returncode == 0, r.stderr
-    assert [h["uri"] for h in json.loads(r.stdout)][:1] == ["cli.md"]
+    assert [h["uri"] for h in json.loads(r.stdout)["results"]][:1] == ["cli.md"]
     r = served.cli("search", "--batch", "-", "--mode", "fts", input='{"qid": "q1", "query": "quetzal"}\n')
     assert json.loads(r.stdout)["results"][0]["uri"] == "cli.md"
     r = served.cli("status", "--json")
-    data = json.loads(r.stdout)
+    data = json.loads(r.stdout)["stores"]
     assert data["project"]["daemon"] is True and data["project"]["files"] >= 2
     r = served.cli("decay")
     assert r.returncode == 0 and "project:" in r.stdout, r.stderr
@@ -263,15 +263,28 @@ def test_add_and_recall_go_through_the_daemon(served):
 
 
 def test_sighup_reloads_the_configuration(served):
-    (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\n")
+    (served.home / "config.toml").write_text("debounce_ms = 120\nreconcile_minutes = 5\nchunk_target_tokens = 60\n")
     try:
         served.proc.send_signal(signal.SIGHUP)
         assert eventually(lambda: '"debounce_ms": 120' in served.log.read_text() and
                           '"reconcile_minutes": 5.0' in served.log.read_text())
         write(served.notes / "after_hup.md", "# Hup\n\nhangupword\n")
         assert eventually(lambda: served.uris("hangupword") == {"after_hup.md"})
+        # new chunking settings re-chunk the unchanged notes too, and the index records them
+        assert eventually(lambda: chunking_of(served.notes) == "target=60,max=400")
+        assert served.cli("verify").returncode == 0
     finally:
         (served.home / "config.toml").unlink()
+        served.proc.send_signal(signal.SIGHUP)
+        assert eventually(lambda: chunking_of(served.notes) == "target=220,max=400")
+
+
+def chunking_of(root: Path) -> str | None:
+    con = db.connect(root / "index.db", readonly=True)
+    try:
+        return sql.read_meta(con).get("chunking")
+    finally:
+        con.close()
 
 
 def test_second_serve_on_the_same_store_refuses(served):
@@ -311,11 +324,11 @@ def test_without_a_daemon_commands_work_in_process(tmp_path):
     assert d.cli("index").returncode == 0
     r = d.cli("status", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["project"]["daemon"] is False
+    assert json.loads(r.stdout)["stores"]["project"]["daemon"] is False
     write(d.notes / "solo.md", "# Solo\n\nchanged since indexing\n")
-    assert json.loads(d.cli("status", "--json").stdout)["project"]["stale"] is True
+    assert json.loads(d.cli("status", "--json").stdout)["stores"]["project"]["stale"] is True
     r = d.cli("search", "solitaire", "--mode", "fts", "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)[0]["uri"] == "solo.md"
+    assert r.returncode == 0 and json.loads(r.stdout)["results"][0]["uri"] == "solo.md"
 
 
 def test_systemd_unit_is_a_valid_user_unit(tmp_path):
@@ -339,6 +352,7 @@ def test_systemd_unit_is_a_valid_user_unit(tmp_path):
 
 
 def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
+    """The daemon itself refuses another user, even when the socket's mode would let them in."""
     import socket as socket_mod
     from indexer.daemon.rpc import peer_uid
     a, b = socket_mod.socketpair(socket_mod.AF_UNIX)
@@ -348,22 +362,36 @@ def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
         a.close()
         b.close()
     if os.geteuid() != 0:
-        return  # only root can become another user to try
-    path = str(served.socket())
-    pid = os.fork()
-    if pid == 0:  # child: drop to nobody and try to talk to the daemon
-        code = 3
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            s = socket_mod.socket(socket_mod.AF_UNIX)
-            s.connect(path)
-            s.sendall(b'{"method": "stats"}\n')
-            reply = s.makefile().readline()
-            code = 0 if "serves only its owner" in reply or not reply else 1
-        except PermissionError:
-            code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
+        return  # only root can become another user to try; the test machine runs as root
+    sock = served.socket()
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (sock, sock.parent)}
+    # open the file-system door (0600 socket, private folder): what is left to refuse is SO_PEERCRED
+    os.chmod(sock, 0o666)
+    os.chmod(sock.parent, modes[sock.parent] | 0o011)
+    try:
+        pid = os.fork()
+        if pid == 0:  # child: become nobody and talk to the daemon through the opened door
+            code = 3
+            try:
+                os.chdir(sock.parent)
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                s = socket_mod.socket(socket_mod.AF_UNIX)
+                s.connect(sock.name)
+                s.settimeout(30)
+                try:
+                    s.sendall(b'{"method": "stats"}\n')
+                except BrokenPipeError:
+                    pass  # refused and closed before our request went out: the refusal is still readable
+                reply = s.makefile().readline()
+                code = 0 if "serves only its owner" in reply else 1
+            except OSError:
+                code = 2  # could not even connect: the test would prove nothing
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
     assert os.waitstatus_to_exitcode(status) == 0

@@ -49,7 +49,7 @@ def test_10k_notes_at_once_then_an_overflowing_burst_are_all_indexed(tmp_path):
             assert '"watch_overflow"' in d.log.read_text()
         assert index_equals_notes(d.home)
         r = d.cli("status", "--json")
-        assert r.returncode == 0 and json.loads(r.stdout)["global"]["files"] == total, r.stderr
+        assert r.returncode == 0 and json.loads(r.stdout)["stores"]["global"]["files"] == total, r.stderr
         assert d.proc.poll() is None
     finally:
         assert d.stop() == 0, d.log.read_text()[-3000:]

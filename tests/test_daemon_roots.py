@@ -35,7 +35,7 @@ def test_deleted_project_root_answers_empty_then_is_followed_when_created_again(
         assert missing(d) == "deleted"
         assert d.uris("marmalade") == set()  # no hits and no error for the vanished store
         r = d.cli("search", "marmalade", "--mode", "fts", "--json")
-        assert r.returncode == 0 and json.loads(r.stdout) == [], r.stderr
+        assert r.returncode == 0 and json.loads(r.stdout)["results"] == [], r.stderr
         assert d.uris("gooseberry") == {"user/g.md"}
         write(d.home / "user" / "g2.md", "# Global\n\nglobal greengage\n")  # the other store still indexes
         assert eventually(lambda: d.uris("greengage") == {"user/g2.md"})

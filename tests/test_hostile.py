@@ -379,7 +379,7 @@ def test_hostile_queries_never_raise(small_memory, i, mode):
 
 @pytest.mark.parametrize("q", ["", "   ", "\n\t"])
 def test_empty_queries_give_an_input_error(small_memory, q):
-    with pytest.raises(InputError, match="empty query"):
+    with pytest.raises(InputError, match="query is empty"):
         small_memory.search(q)
 
 

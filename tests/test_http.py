@@ -48,6 +48,7 @@ def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("http")
     home, run = base / "home", base / "run"
     run.mkdir()
+    home.mkdir()
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
     proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
@@ -220,7 +221,8 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
 
 def test_only_loopback_addresses_are_served(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(tmp_path)}
+    (tmp_path / "h").mkdir()
     out = subprocess.run([sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "serve", "--http",
                           "0.0.0.0:8765"], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "loopback only" in out.stderr and out.stderr.count("\n") == 1
-    assert not (tmp_path / "h").exists()  # refused before anything was created
+    assert not list((tmp_path / "h").iterdir())  # refused before anything was created

@@ -203,6 +203,7 @@ def test_a_folder_skips_files_of_other_kinds_with_a_warning(tmp_path, make_memor
 def test_cli_import_prints_a_summary_then_adds_nothing_the_second_time(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TZ": "UTC"}
     home = tmp_path / "home"
+    home.mkdir()
     cmd = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none", "import", str(FIXTURES)]
     first = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert first.returncode == 0, first.stderr

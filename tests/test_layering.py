@@ -9,12 +9,14 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "indexer"
 
 # A module's layer is its sub-package, or its own name at the top. A layer may import itself and these.
-BASE = {"indexer.errors", "indexer.models", "indexer.config"}
+BASE = {"indexer.errors", "indexer.models", "indexer.config", "indexer.validation"}
 ALLOWED = {
     "indexer.errors": set(),
     "indexer.models": set(),
     "indexer.config": {"indexer.errors"},
     "indexer.log": set(),
+    "indexer.roots": BASE,
+    "indexer.validation": {"indexer.errors", "indexer.config"},
     "indexer.protocol": BASE,
     "indexer.embedder": BASE,
     "indexer.notes": BASE,
@@ -26,8 +28,8 @@ ALLOWED = {
     "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
                               "indexer.memory", "indexer.log", "indexer.remote", "indexer.protocol", "indexer.mcp"},
     "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
-                                         "indexer.memory", "indexer.log", "indexer.remote", "indexer.daemon",
-                                         "indexer.protocol", "indexer.mcp"},
+                                         "indexer.roots", "indexer.memory", "indexer.log", "indexer.remote",
+                                         "indexer.daemon", "indexer.protocol", "indexer.mcp"},
     "indexer.__main__": {"indexer.cli"},
     "indexer": BASE | {"indexer.memory"},
 }

@@ -17,9 +17,9 @@ def _message(call) -> str:
 
 
 @pytest.mark.parametrize("kwargs,expected", [
-    ({"text": " "}, "Empty query; give the words to search for."),
-    ({"text": "x", "limit": 0}, "Limit must be a positive whole number."),
-    ({"text": "x", "min_score": "high"}, "Min score must be a finite number, not 'high'."),
+    ({"text": " "}, 'Query is empty; give the words; e.g. "backup plan".'),
+    ({"text": "x", "limit": 0}, "Limit must be a whole number of 1 or more (got 0); e.g. limit=10."),
+    ({"text": "x", "min_score": "high"}, "Min_score must be a finite number (got 'high'); e.g. min_score=0.2."),
     ({"text": "x", "space": "../bob"}, None),
 ])
 def test_core_messages_become_one_plain_sentence(kwargs, expected):

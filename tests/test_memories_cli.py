@@ -25,8 +25,8 @@ def _flow(d: Served):
     """Add in a space, find it only there, read it back, correct it, forget it; one-line refusals."""
     added = _json(d.cli("add", "Miso the grey cat sleeps on the piano", "--type", "fact", "--space", "alice", "--json"))
     assert added["uri"] == "spaces/alice/user/fact.md"
-    assert _json(d.cli("search", "Miso piano", "--mode", "fts", "--json")) == []
-    hit = _json(d.cli("search", "grey cat piano", "--space", "alice", "--json"))[0]
+    assert _json(d.cli("search", "Miso piano", "--mode", "fts", "--json"))["results"] == []
+    hit = _json(d.cli("search", "grey cat piano", "--space", "alice", "--json"))["results"][0]
     got = _json(d.cli("get", hit["id"], "--space", "alice", "--json"))
     assert got["text"].endswith("Miso the grey cat sleeps on the piano") and got["space"] == "alice"
     shown = d.cli("get", hit["id"], "--space", "alice")

@@ -13,6 +13,7 @@ from indexer.daemon.store_writer import Job, StoreWriter
 from indexer.embedder import load_embedder
 from indexer.index import db
 from indexer.memory import Memory
+from indexer.errors import ReadOnlyStoreError
 from indexer.protocol import OPERATIONS, MemoryAPI
 from indexer.remote import RemoteMemory
 
@@ -57,7 +58,7 @@ def test_a_reader_connection_never_writes(served):
     st = mem.stores("global")[0]
     assert st.con.readonly("main")  # opened read-only: SQLite itself refuses a write on it
     assert st.con.total_changes() == 0
-    with pytest.raises(Exception, match="readonly"):
+    with pytest.raises(ReadOnlyStoreError, match="^read-only: "):  # one line naming the file
         st.con.execute("UPDATE chunks SET access_count = access_count + 1")
     writer.call(Job.ROOT)  # the access jobs queued before this one are done
     assert access_count(home) >= 2  # the search and the recall were counted, by the writer

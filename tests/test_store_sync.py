@@ -174,3 +174,25 @@ def test_text_only_fallback_indexes_and_vectors_fill_in_later(make_memory, none_
     assert con.execute("SELECT count(*) FROM chunks_vec").fetchall()[0][0] == chunk_count(con)
     assert mem2.search("which music do I like", mode="vector")[0].uri == "user/a.md"
     mem2.close()
+
+
+def test_changed_chunking_settings_rechunk_every_note_reusing_vectors_of_unchanged_text(make_memory, counting, tmp_path):
+    paragraphs = "\n\n".join(f"Paragraph {i} tells how the lighthouse keeper logged storm number {i} by lamp light."
+                             for i in range(40))
+    mem = make_memory({"long.md": f"# Storms\n\n{paragraphs}\n", "short.md": "# Tea\n\nOolong without sugar.\n"},
+                      embedder=counting)
+    con = mem.stores("global")[0].con
+    chunks_before = len(sql.chunks_for_uri(con, "long.md"))
+    mem.close()
+    cfg = config.load(home=tmp_path / "home", project=tmp_path / "proj" / ".mdmem", env={},
+                      chunk_target_tokens=40, chunk_max_tokens=80)
+    embedded_before = counting.documents
+    with Memory(cfg=cfg, embedder=counting) as smaller:
+        rep = smaller.index(scope="global")[0]
+        assert rep.indexed == 2  # unchanged files, yet both are chunked again
+        con = smaller.stores("global")[0].con
+        chunks_after = len(sql.chunks_for_uri(con, "long.md"))
+        assert chunks_after > chunks_before
+        assert counting.documents - embedded_before < chunks_after + 1  # short.md's text kept its vector
+        assert all(r.ok for r in smaller.verify(scope="global"))
+        assert smaller.index(scope="global")[0].indexed == 0  # recorded: the next sync has nothing to do

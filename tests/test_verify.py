@@ -99,10 +99,14 @@ def test_damaged_file_is_rebuilt_by_repair(make_memory, tmp_path):
         (tmp_path / "home" / f"index.db{suffix}").unlink(missing_ok=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "home"), "--project", str(tmp_path / "proj")]
+    r = subprocess.run(base + ["verify"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1 and "integrity" in r.stdout + r.stderr, r.stdout + r.stderr  # the damage is detected
     r = subprocess.run(base + ["verify", "--repair"], capture_output=True, text=True, env=env, timeout=300)
     assert "Traceback" not in r.stderr
     r = subprocess.run(base + ["verify"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+    aside = list((tmp_path / "home").glob("index.db.corrupt-*"))  # kept aside as docs/RELIABILITY.md says
+    assert len(aside) == 1 and aside[0].read_bytes() == bytes(data)
 
 
 def test_cli_exit_codes_and_json(make_memory, tmp_path):
@@ -113,8 +117,8 @@ def test_cli_exit_codes_and_json(make_memory, tmp_path):
     base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "home"), "--project", str(tmp_path / "proj")]
     r = subprocess.run(base + ["verify", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 1
-    first = json.loads(r.stdout.splitlines()[0])
-    assert first["store"] == "global" and not first["ok"] and first["differences"][0]["kind"] == "missing-vectors"
+    first = json.loads(r.stdout)["stores"]["global"]
+    assert json.loads(r.stdout)["ok"] is False and first["store"] == "global" and not first["ok"] and first["differences"][0]["kind"] == "missing-vectors"
     r = subprocess.run(base + ["verify", "--repair"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0 and "repair: embedded 1 missing vector" in r.stdout, r.stdout + r.stderr
     r = subprocess.run(base + ["verify"], capture_output=True, text=True, env=env, timeout=300)

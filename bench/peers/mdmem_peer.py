@@ -12,8 +12,8 @@ CLI = REPO / ".venv" / "bin" / "mdmem"
 
 
 def _hits(out):
-    # `mdmem search --json`: a JSON list of hits [{"uri", "start_line", "end_line", "score", "store"}, ...]
-    return [h.get("uri", "") for h in json.loads(out)]
+    # `mdmem search --json`: {"version", "query", "results": [{"uri", "start_line", "end_line", "score", ...}]}
+    return [h.get("uri", "") for h in json.loads(out)["results"]]
 
 
 def _batch(out):

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
-from indexer.errors import MdmemError
-from indexer.models import MEMORY_TYPES
+from indexer import validation
+from indexer.errors import ArgumentError, MdmemError
+from indexer.notes.append import TYPES
 
 
 @click.command()
 @click.argument("text")
-@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default="fact", show_default=True)
-@click.option("--importance", type=click.IntRange(1, 5), help="1-5, recorded when the note is created.")
+@click.option("--type", "type_", type=click.Choice(TYPES), default="fact", show_default=True)
+@click.option("--importance", type=int, help="1-5, recorded when the note is created.")
 @click.option("--scope", type=click.Choice(["global", "project"]), help="Default: global for preference/fact/entity, project for decision/episodic.")
 @click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")
 @click.option("--redact", is_flag=True, help="Mask secrets instead of refusing the text.")
@@ -26,11 +27,12 @@ from indexer.models import MEMORY_TYPES
 @pass_ctx
 def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, space):
     """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
+    validation.check_given(importance=importance)
     if text == "-":
         text = sys.stdin.read()
     res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space)
     if as_json:
-        click.echo(json.dumps(res, ensure_ascii=False))
+        output.emit(res)
         return
     if res["redacted"]:
         warn(f"redacted: {', '.join(res['redacted'])}")
@@ -49,15 +51,18 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
 @pass_ctx
 def recall(c: CliContext, query, context, limit, max_chars, scope, as_json, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
+    validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
                          scope=scope, space=space)
+    except ArgumentError:
+        raise
     except MdmemError as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return  # an agent's turn must never fail because memory is down
     if as_json:
-        click.echo(json.dumps(res, ensure_ascii=False))
+        output.emit(res)
     elif res["text"]:
         click.echo(res["text"])
 

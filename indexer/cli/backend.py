@@ -15,6 +15,7 @@ ROUTES = {
     "token": LOCAL,  # reads or creates the token file; no index involved
     "serve": LOCAL,  # it is the daemon
     "doctor": LOCAL,  # checks this installation's extension and model, not the daemon's
+    "init": LOCAL,  # creates store folders; opens no index
 }
 
 

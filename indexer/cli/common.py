@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from indexer import config as config_mod
+from indexer import roots
+from indexer.cli import output
 from indexer.models import Hit
 
 if TYPE_CHECKING:
@@ -21,6 +22,10 @@ def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
+def notice(message: str) -> None:
+    click.echo(message, err=True)
+
+
 @dataclass
 class CliContext:
     """What the global options gave; the Memory is opened only by commands that need it."""
@@ -28,6 +33,7 @@ class CliContext:
     home: Path | None
     project: Path | None
     settings: dict = field(default_factory=dict)
+    create: bool = False  # --create: make missing store roots instead of refusing them
     _memory: Memory | None = None
     _configs: dict = field(default_factory=dict)
 
@@ -35,7 +41,12 @@ class CliContext:
         """The configuration, read once per invocation (defaults < file < environment < flags)."""
         key = tuple(sorted(flags.items()))
         if key not in self._configs:
-            self._configs[key] = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+            cfg = config_mod.load(home=self.home, project=self.project, **{**self.settings, **flags})
+            # nothing opens a store before its root is known to be meant (a typo never creates one)
+            roots.check_roots(cfg, roots.explicit(self.home, "MDMEM_HOME"),
+                              roots.explicit(self.project, "MDMEM_PROJECT"), create=self.create, notice=notice,
+                              served=_daemon_serves)
+            self._configs[key] = cfg
         return self._configs[key]
 
     def memory(self, **flags) -> Memory:
@@ -47,6 +58,15 @@ class CliContext:
     def close(self) -> None:
         if self._memory is not None:
             self._memory.close()
+
+
+def _daemon_serves(cfg: config_mod.Config) -> bool:
+    from indexer.remote import connect
+    client = connect(cfg, timeout=2)
+    if client is None:
+        return False
+    client.close()
+    return True
 
 
 pass_ctx = click.make_pass_decorator(CliContext)
@@ -61,16 +81,25 @@ def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
             f"    {text}")
 
 
-def print_hits(hits: list[Hit], as_json: bool, explain: bool) -> None:
+def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "") -> None:
     if as_json:
-        click.echo(json.dumps([h.to_dict(explain) for h in hits], ensure_ascii=False))
+        output.emit({"query": query, "results": [h.to_dict(explain) for h in hits]})
         return
     if not hits:
         click.echo("no matches", err=True)
     for i, h in enumerate(hits, 1):
         click.echo(hit_line(i, h))
-        if explain and h.explain:
-            click.echo("    " + json.dumps(h.explain, ensure_ascii=False))
+    if explain:
+        for line in output.explain_table(hits):
+            click.echo(line)
+
+
+def say_if_empty(mem, scope: str) -> None:
+    """After a search found nothing: tell a store that holds no notes yet from one that holds no match."""
+    empty = [(name, s) for name, s in mem.status(scope).items() if not s.get("chunks") and not s.get("missing")]
+    for name, s in empty:
+        fix = "run `mdmem index`" if s.get("pending") else "write *.md notes there or use `mdmem add`"
+        click.echo(f"the {name} store at {s['root']} is empty: {fix}", err=True)
 
 
 def progress_bar(label: str):

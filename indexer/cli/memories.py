@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
+from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.errors import InputError
@@ -17,8 +17,8 @@ EXPECT = click.option("--expect-hash", "expected_hash",
                       help="Refuse unless the memory still has this hash (as get printed it).")
 
 
-def _echo_json(data) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False))
+def _echo_json(data: dict) -> None:
+    output.emit(data)
 
 
 def _where(res: dict) -> str:

@@ -68,6 +68,7 @@ class Daemon:
         self._embedder = embedder
         self._reload_config = reload_config
         self.stopping = threading.Event()
+        self.terminate = threading.Event()  # SIGTERM / SIGINT: index what the debounce holds, then stop
         self._reload = threading.Event()
         self.writers: dict[str, StoreWriter] = {}
         self.locks: list[StoreLock] = []
@@ -131,7 +132,7 @@ class Daemon:
             self.scheduler.start()
             self._log.info("daemon_ready", socket=str(self.server.path), polling=self.watcher.polling,
                            debounce_ms=self.cfg.debounce_ms, **{f"{k}_minutes": v for k, v in self.scheduler.intervals().items()})
-            while not self.stopping.wait(1.0):
+            while not self.terminate.wait(1.0):
                 if self._reload.is_set():
                     self._reload.clear()
                     self._do_reload()
@@ -150,7 +151,7 @@ class Daemon:
     def _install_signals(self) -> None:
         def stop(signum, _frame):
             self._log.info("daemon_stopping", signal=signal.Signals(signum).name)
-            self.stopping.set()
+            self.terminate.set()
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
@@ -174,6 +175,9 @@ class Daemon:
         self._log.info("config_reloaded", debounce_ms=cfg.debounce_ms, **{f"{k}_minutes": v for k, v in self.scheduler.intervals().items()})
 
     def _shutdown(self) -> None:
+        if self.terminate.is_set() and self.watcher is not None:
+            from indexer.daemon.last_saves import index_held
+            index_held(self.watcher, self.writers, self._log)
         self.stopping.set()
         for part in (self.scheduler, self.http, self.watcher, self.server):
             if part is not None:

@@ -21,6 +21,7 @@ from indexer.ops.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.ops.sync import index_paths, sync_store
+from indexer.daemon.stall import Stall
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
 ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
@@ -38,7 +39,13 @@ class Job(str, enum.Enum):
     VERIFY = "verify"  # check, and with a true payload repair
     ACCESS = "access"  # count records handed to a caller (fire and forget)
     REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
+    RETRY = "retry"  # the work a full disk or read-only store stopped (a reconcile finds all of it)
     CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
+
+
+# jobs whose success shows the store takes writes again (a look at the root, a decay or counting
+# pass that found nothing to change, a verify: none of them wrote)
+PROVES_WRITES = (Job.PATHS, Job.RECONCILE, Job.RETRY, Job.REBUILD, Job.CLEANUP, Job.REINFORCE)
 
 
 class Stopping(Exception):
@@ -86,6 +93,7 @@ class StoreWriter(threading.Thread):
         self._ids = (None, None)  # identity of the root folder and index file we opened
         self._next_check = 0.0
         self._log = log.get().bind(store=name)
+        self.stall = Stall(self._log)
 
     @property
     def filter(self) -> NoteFilter:
@@ -116,15 +124,20 @@ class StoreWriter(threading.Thread):
                 try:
                     job, payload, reply = self.jobs.get(timeout=0.5)
                 except queue.Empty:
-                    if time.monotonic() < self._next_check:
+                    if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
+                        job, payload, reply = Job.RETRY, None, None
+                    elif time.monotonic() < self._next_check:
                         continue
-                    job, payload, reply = Job.ROOT, None, None
+                    else:
+                        job, payload, reply = Job.ROOT, None, None
                 if job == Job.PATHS:
                     payload = self._drain_paths(set(payload))
                 self.busy = job.value if reply or job != Job.ROOT else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
                     result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
+                    if job in PROVES_WRITES:
+                        self.stall.succeeded()
                     if reply:
                         reply.finish(result)
                 except Stopping:
@@ -132,6 +145,11 @@ class StoreWriter(threading.Thread):
                         reply.finish(error=MdmemError("the daemon is stopping; retry when it is back"))
                     break
                 except Exception as exc:  # one bad file or job never stops the daemon
+                    if self.stall.covers(exc):
+                        self.stall.failed(job, exc)
+                        if reply:
+                            reply.finish(error=exc)
+                        continue
                     self._log.error("job_failed", job=job, error=str(exc), exc_info=not isinstance(exc, MdmemError))
                     if reply:
                         reply.finish(error=exc)
@@ -259,6 +277,12 @@ class StoreWriter(threading.Thread):
     def _job_reconcile(self, payload, reply):
         return self._reconcile()
 
+    def _job_retry(self, payload, reply):
+        if self._st.readonly:  # opened while the disk was full: open again to write
+            self._st.close()
+            self._open()
+        return self._reconcile()
+
     def _job_decay(self, payload, reply):
         result = decay_store(self._st, self.cfg)
         self._log.info("decay_pass", **result)
@@ -278,7 +302,8 @@ class StoreWriter(threading.Thread):
         return rep.to_dict()
 
     def _job_access(self, payload, reply):
-        counters.count_access(self._st, list(payload))
+        counters.tell_once([counters.count_access(self._st, list(payload))],
+                           lambda message: self._log.warning("access_counts_kept", reason=message))
 
     def _job_reinforce(self, payload, reply):
         return counters.reinforce(self._st, payload)

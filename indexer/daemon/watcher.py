@@ -61,6 +61,15 @@ class Debouncer:
         with self._cond:
             return sum(1 for k, _p in self._due if key is None or k == key)
 
+    def take_all(self) -> dict[str, list[str]]:
+        """Every path still waiting for quiet, by key, now; they are forgotten here."""
+        with self._cond:
+            held, self._due = list(self._due), {}
+        out: dict[str, list[str]] = {}
+        for key, path in held:
+            out.setdefault(key, []).append(path)
+        return {key: sorted(paths) for key, paths in out.items()}
+
     def stop(self) -> None:
         with self._cond:
             self._stopped = True
@@ -220,6 +229,13 @@ class Watcher:
 
     def pending(self, name: str | None = None) -> int:
         return self.debouncer.pending(name)
+
+    def take_held(self) -> dict[str, list[str]]:
+        """Stop watching and hand over the saves the debounce still holds, by store (for a last index)."""
+        if self._observer is not None:
+            _stop_quietly(self._observer)
+        held = self.debouncer.take_all()
+        return {name: [p for p in paths if p != LOST] for name, paths in held.items()}
 
     def lost_events(self) -> None:
         """The kernel dropped events of every watch: each store is reconciled once things are quiet."""

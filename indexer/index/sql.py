@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from indexer.index import db
-from indexer.errors import IndexMismatchError
+from indexer.errors import DiskFullError, IndexMismatchError, ReadOnlyStoreError, StoreBusyError, StoreError
 from indexer.models import Note
 from indexer.notes.spaces import FOLDER, space_prefix
 
@@ -45,6 +45,10 @@ _SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 
 
 # ---- schema and identity -------------------------------------------------------------
+
+def has_schema(con) -> bool:
+    return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks'"))
+
 
 def init_schema(con) -> None:
     with db.transaction(con):
@@ -439,7 +443,7 @@ def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_ur
 
 def vectors_with_uri(con):
     """Every vector as (id, uri, vector), streamed, for a pass over all of them at once."""
-    for cid, uri, blob in con.execute("SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+    for cid, uri, blob in db.stream(con, "SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
         yield cid, uri, db.blob_vector(blob)
 
 
@@ -605,9 +609,9 @@ def fts_integrity_problem(con) -> str | None:
     """FTS5's own check of its index against the chunks table (rank 1: content compared too)."""
     try:
         con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-    except db.Error as exc:
-        if isinstance(exc, db.BusyError):
-            raise
+    except (StoreBusyError, DiskFullError, ReadOnlyStoreError):
+        raise  # the check could not run: that says nothing about the index
+    except StoreError as exc:
         return str(exc)
     return None
 

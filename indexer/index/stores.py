@@ -11,6 +11,7 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
+from indexer.errors import for_os_error
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.textseg import TOKENIZER_VERSION
 
@@ -28,6 +29,11 @@ class Store:
     @property
     def index_path(self) -> Path:
         return self.root / "index.db"
+
+    @property
+    def readonly(self) -> bool:
+        return db.is_readonly(self.con)
+
 
     def close(self) -> None:
         self.con.close()
@@ -55,18 +61,22 @@ def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
 
 
 def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
-               follow_symlinks: bool = False, read_only: bool = False) -> Store:
+               follow_symlinks: bool = False, read_only: bool = False, warn=None) -> Store:
     """Open (creating if needed) a store's index and bind it to the embedder's identity.
 
     read_only: a reader's connection (the daemon's request threads): it cannot write, so every
-    change goes through the store's writer; the index must exist already.
+    change goes through the store's writer; the index must exist already. An index this process
+    cannot write opens read-only too: searches answer, writes say why not.
     """
     root = Path(root)
-    if not read_only:
-        root.mkdir(parents=True, exist_ok=True)
-    con = db.connect(index_path or root / "index.db", readonly=read_only)
+    if not read_only and not root.is_dir():
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise for_os_error(exc, root) from exc
+    con = db.connect(index_path or root / "index.db", readonly=read_only, warn=warn)
     try:
-        if read_only:
+        if db.is_readonly(con) and sql.has_schema(con):
             with_vec = sql.check_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
         else:
             sql.init_schema(con)

@@ -14,6 +14,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from indexer import validation
 from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.mcp.shape import compact, invalid_arguments, plain
@@ -37,7 +38,7 @@ INSTRUCTIONS = (
 Scope = Literal["all", "global", "project"]
 Store = Literal["global", "project"]
 Mode = Literal["hybrid", "fts", "vector"]
-Kind = Literal["preference", "fact", "decision", "entity", "episodic"]
+Kind = Literal["preference", "fact", "instruction", "decision", "entity", "episodic"]
 Space = Annotated[str | None, Field(description="Memory space (one user or character), e.g. alice; "
                                                 "omitted: the notes outside any space")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Most results returned")]
@@ -148,7 +149,8 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
     def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],
                       context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
-                      max_chars: Annotated[int, Field(ge=200, le=20000, description="Size budget of the block")] = 1500,
+                      max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
+                                                      description="Size budget of the block")] = 1500,
                       scope: Scope = "all", space: Space = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
         return run(lambda: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
@@ -157,9 +159,10 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                                idempotent_hint=False, open_world_hint=False))
     def memory_add(text: Annotated[str, Field(description="One memory, in a sentence or two")],
-                   type: Annotated[Kind, Field(description="preference, fact and entity go to the global store; "
+                   type: Annotated[Kind, Field(description="preference, fact, instruction and entity go to the global store; "
                                                            "decision and episodic to the project journal")] = "fact",
-                   importance: Annotated[int | None, Field(ge=1, le=5, description="1-5 for a new note")] = None,
+                   importance: Annotated[int | None, Field(ge=validation.IMPORTANCE[0], le=validation.IMPORTANCE[1],
+                                                           description="1-5 for a new note")] = None,
                    scope: Store | None = None,
                    file: Annotated[str | None, Field(description="Note path inside the store, e.g. agent/notes.md")] = None,
                    redact: Annotated[bool, Field(description="Mask secrets instead of refusing the text")] = False,

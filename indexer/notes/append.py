@@ -14,20 +14,22 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from indexer.config import Config
-from indexer.errors import InputError, NoteError
-from indexer.models import MEMORY_TYPES
+from indexer import validation
+from indexer.errors import ArgumentError, InputError, NoteError, for_os_error
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.spaces import in_space, space_name, space_of, space_uri
+from indexer.notes.typed_notes import note_of_type
 
 try:
     import fcntl
 except ImportError:  # not on Windows: the compare-and-swap below still guards edits
     fcntl = None
 
-TYPES = MEMORY_TYPES
-GLOBAL_TYPES = ("preference", "fact", "entity")
-_TITLES = {"preference": "Preferences", "fact": "Facts", "entity": "Entities"}
+TYPES = ("preference", "fact", "instruction", "decision", "entity", "episodic")
+GLOBAL_TYPES = ("preference", "fact", "instruction", "entity")
+_TITLES = {"preference": "Preferences", "fact": "Facts", "instruction": "Instructions", "entity": "Entities"}
 ATTEMPTS = 50
+_FILE_EXAMPLE = "file=agent/notes.md"
 VERIFY_DELAY_S = 0.01  # an editor's rename racing ours lands within microseconds; look again after it
 
 
@@ -42,17 +44,17 @@ class Target:
 
 def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str | None = None,
                   now: datetime | None = None, space: str | None = None) -> Target:
-    """Global `user/<type>.md` for lasting facts, the project's journal for events; or --file.
+    """The store's note of the type for lasting facts (`user/<type>.md` when it has none), the project's
+    journal for events; or --file.
 
     In a space every path is inside its folder (`spaces/NAME/user/preference.md`), and without
     one no path may lead into a space.
     """
-    if type_ not in TYPES:
-        raise InputError(f"unknown type {type_!r}; choose one of {', '.join(TYPES)}")
+    validation.choice("type", type_, TYPES)
     now = now or datetime.now()
     space = space_name(space)
-    if scope not in (None, "global", "project"):
-        raise InputError(f"unknown scope {scope!r}; choose global or project")
+    if scope is not None:
+        validation.choice("scope", scope, ("global", "project"))
     wanted = scope or ("global" if type_ in GLOBAL_TYPES else "project")
     if wanted == "project" and cfg.project is None:
         if scope == "project":
@@ -63,9 +65,10 @@ def choose_target(cfg: Config, type_: str, scope: str | None = None, file: str |
         uri = safe_uri(root, space_uri(space, str(file).strip().lstrip("/")) if space else file)
         title = PurePosixPath(uri).stem.replace("-", " ").replace("_", " ").capitalize()
         if not in_space(uri, space):
-            raise InputError(f"--file {file!r} lies in the space {space_of(uri)!r}; pass that space to write there")
+            raise ArgumentError("file", f"lies in the space {space_of(uri)!r}; pass that space to write there", file)
     elif type_ in GLOBAL_TYPES:
-        uri, title = space_uri(space, f"user/{type_}.md"), _TITLES[type_]
+        folder = space_uri(space, "user")
+        uri, title = note_of_type(root, folder, type_) or f"{folder}/{type_}.md", _TITLES[type_]
     else:
         day = now.strftime("%Y-%m-%d")
         uri, title = space_uri(space, f"journal/{day}.md"), f"Journal {day}"
@@ -76,26 +79,26 @@ def safe_uri(root: Path, file: str) -> str:
     """A note path relative to root that cannot leave it: no absolute paths, `..` or escaping symlinks."""
     raw = str(file).strip().replace("\\", "/")
     if not raw:
-        raise InputError("--file is empty; give a note path inside the store, e.g. --file agent/notes.md")
+        raise ArgumentError("file", "is empty; give a note path inside the store", None, _FILE_EXAMPLE)
     if raw.startswith(("/", "~")) or os.path.isabs(raw) or (len(raw) > 1 and raw[1] == ":"):
-        raise InputError(f"--file {file!r} is absolute; give a path relative to the store root, e.g. agent/notes.md")
+        raise ArgumentError("file", "is absolute; give a path relative to the store root", file, _FILE_EXAMPLE)
     parts = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
     if ".." in parts:
-        raise InputError(f"--file {file!r} leaves the store root; `..` is not allowed")
+        raise ArgumentError("file", "leaves the store root; `..` is not allowed", file, _FILE_EXAMPLE)
     if any(p.startswith(".") for p in parts):
-        raise InputError(f"--file {file!r} is hidden (dot name) and would never be indexed; choose another name")
+        raise ArgumentError("file", "is hidden (dot name) and would never be indexed; choose another name", file)
     uri = "/".join(parts)
     if not uri.endswith(".md"):
         if PurePosixPath(uri).suffix:
-            raise InputError(f"--file {file!r} is not a Markdown note; use a .md name")
+            raise ArgumentError("file", "is not a Markdown note; use a .md name", file, _FILE_EXAMPLE)
         uri += ".md"
     path = Path(root) / uri
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if os.path.commonpath([real_root, real]) != real_root or path.is_symlink():
-        raise InputError(f"--file {file!r} is a symlink or goes through one; give the real note's path inside the store")
+        raise ArgumentError("file", "is a symlink or goes through one; give the real note's path inside the store", file)
     if NoteFilter(Path(root)).uri_of(path) is None:
-        raise InputError(f"--file {file!r} is excluded from indexing (temp name or .mdmemignore); choose another name")
+        raise ArgumentError("file", "is excluded from indexing (temp name or .mdmemignore); choose another name", file)
     return uri
 
 
@@ -142,7 +145,17 @@ def compose(old: bytes | None, entry: str, header: str) -> bytes:
 
 
 def append_entry(target: Target, entry: str, header: str) -> tuple[int, int]:
-    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds."""
+    """Append atomically (temp, fsync, swap); returns the 1-based line range the entry holds.
+
+    A full disk, a read-only store or a refused write leaves the note as it was and says so in one line.
+    """
+    try:
+        return _append(target, entry, header)
+    except OSError as exc:
+        raise for_os_error(exc, target.path) from exc
+
+
+def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     target.path.parent.mkdir(parents=True, exist_ok=True)
     with _note_lock(target):
         base = expect = _read(target.path)

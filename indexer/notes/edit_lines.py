@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.errors import ConflictError, NoteError
+from indexer.errors import ConflictError, NoteError, for_os_error
 from indexer.notes.append import ATTEMPTS, VERIFY_DELAY_S, Target, _note_lock, _read, _swap_in
 
 _BOM = b"\xef\xbb\xbf"
@@ -42,8 +42,16 @@ def edit_lines(target: Target, edits: list[LineEdit]) -> bytes:
     """Apply every edit in one atomic swap; ConflictError when a range no longer holds its expected text.
 
     An editor's save between our read and our swap is kept: the edits are applied again on top
-    of it, as long as the lines they change still read what the caller saw.
+    of it, as long as the lines they change still read what the caller saw. A full disk, a
+    read-only store or a refused write leaves the note as it was and says so in one line.
     """
+    try:
+        return _edit_lines(target, edits)
+    except OSError as exc:
+        raise for_os_error(exc, target.path) from exc
+
+
+def _edit_lines(target: Target, edits: list[LineEdit]) -> bytes:
     ordered = sorted(edits, key=lambda e: e.start)
     for a, b in zip(ordered, ordered[1:]):
         if b.start <= a.end:

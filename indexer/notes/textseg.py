@@ -15,6 +15,7 @@ _KANA_HANGUL = "\u3040-\u30ff\uac00-\ud7af"
 # A run of Han characters, a single kana/hangul character, or a word of letters/digits.
 _RUN = re.compile(rf"([{_HAN}]+)|([{_KANA_HANGUL}])|([^\W_{_HAN}{_KANA_HANGUL}]+(?:[._'][^\W_{_HAN}{_KANA_HANGUL}]+)*)")
 _SUBWORD = re.compile(r"[^\W_]+")
+_ALL_HAN = re.compile(f"[{_HAN}]+")
 
 _EN_STOP = frozenset(
     "a an and are as at be been but by did do does for from had has have how i if in into is it "
@@ -112,9 +113,26 @@ def is_stopword(word: str) -> bool:
     return w in _EN_STOP or w in _ZH_STOP or (len(w) == 1 and w.isascii())
 
 
-def fts_match_expression(text: str, max_terms: int = 64) -> str:
-    """An FTS5 MATCH string that can never be a syntax error: quoted terms, OR-joined."""
-    return match_any(query_terms(text)[:max_terms])
+MAX_QUERY_TERMS = 64
+
+
+def fts_match_expression(text: str, max_terms: int = MAX_QUERY_TERMS, unindexed=frozenset()) -> str:
+    """An FTS5 MATCH string that can never be a syntax error: quoted terms, OR-joined.
+
+    A Chinese word in `unindexed` (no note holds it as a token) is searched as the phrase of its
+    characters instead: jieba may have cut a note's `很好用` into 很/好/用, so `好用` was never a token
+    there, but its characters stand side by side."""
+    return match_any([han_phrase(t) if t in unindexed else t for t in query_terms(text)[:max_terms]])
+
+
+def han_words(terms) -> list[str]:
+    """The terms that are Chinese words of two or more characters (the ones a phrase can stand in for)."""
+    return [t for t in terms if len(t) > 1 and _ALL_HAN.fullmatch(t)]
+
+
+def han_phrase(word: str) -> str:
+    """The word's characters as one FTS5 phrase: each a token, in order, at consecutive positions."""
+    return " ".join(word)
 
 
 def match_any(words) -> str:

@@ -8,8 +8,9 @@ from typing import Protocol
 
 import numpy as np
 
-from indexer.index import db
+from indexer import validation
 from indexer.index import sql
+from indexer.ops.cite import cited_range
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
@@ -40,12 +41,10 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
 
     `stores()` gives the open stores to look for a twin in; `writes` changes the index.
     """
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("nothing to add; give the memory text, e.g. mdmem add \"I prefer tea\" (or - for stdin)")
+    text = validation.text("text", text, '"I prefer tea"')
     if len(text) > MAX_ADD_CHARS:
         raise InputError(f"memory is {len(text)} characters; keep one memory under {MAX_ADD_CHARS} or write a note")
-    if importance is not None and not 1 <= int(importance) <= 5:
-        raise InputError("--importance must be between 1 and 5")
+    importance = validation.importance(importance)
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
     space = space_name(space)
     target = choose_target(cfg, type_, scope, file, now, space=space)
@@ -56,7 +55,10 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     entry = format_entry(text, type_, journal=target.uri.startswith(space_uri(space, "journal/")) and not file,
                          now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
-    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": _index_now(target, writes, warn)}
+    indexed = _index_now(target, writes, warn)
+    if indexed:  # report the lines a search hit on this memory will show
+        start, end = cited_range(stores(), target.store, target.uri, start, end)
+    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": indexed}
 
 
 def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn,
@@ -65,7 +67,7 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
     try:
         stores = open_stores()
         vec = emb.embed_documents([text])[0] if emb.dim else None
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         warn(f"cannot check for an existing copy ({exc}); appending anyway")
         return None
     want = normalise(text)
@@ -90,10 +92,9 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
         best, sim = lines[i], float(sims[i])
         if sim < threshold:
             return None
-    st, row, off, _ = best
-    line = row["start_line"] + off
-    return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": line,
-            "end_line": line, "chunk_id": row["id"], "similarity": round(sim, 4),
+    st, row, _off, _ = best
+    return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": row["start_line"],
+            "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sim, 4),
             "reinforcement": writes.reinforce(st.name, row["id"])}
 
 
@@ -102,6 +103,6 @@ def _index_now(target, writes: StoreWrites, warn) -> bool:
     try:
         writes.index_note(target.store, target.path)
         return True
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
         return False

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+from indexer.errors import StoreBusyError, StoreError
 from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import Hit
 
 ACCESS_BUSY_MS = 250  # an access count is worth less than a search that waits on a long write
+MAX_KEPT = 10_000  # records whose unwritten counts are kept per store; beyond that the oldest are dropped
+
+_kept: dict[str, Counter] = {}  # index file -> record id -> accesses not written yet
+_told: set[str] = set()  # index files whose failure was told; a long-lived process tells once per stall
 
 
 def ids_by_store(hits: list[Hit]) -> dict[str, list[str]]:
@@ -18,18 +25,42 @@ def ids_by_store(hits: list[Hit]) -> dict[str, list[str]]:
     return out
 
 
-def count_access(st: Store, ids: list[str]) -> None:
-    """Count each returned record; never make a caller wait long behind a busy writer."""
+def count_access(st: Store, ids: list[str]) -> StoreError | None:
+    """Count each returned record, with the counts kept from earlier failures.
+
+    A busy writer, a full disk or a read-only store never fails the caller: the counts are kept
+    in this process for the next count that succeeds. Returns the error worth telling the user,
+    once per store until writing works again (a busy writer is ordinary and never told).
+    """
     if not ids:
-        return
-    st.con.set_busy_timeout(ACCESS_BUSY_MS)
+        return None
+    key = str(st.index_path)
+    counts = _kept.pop(key, Counter())
+    counts.update(ids)
     try:
-        with db.transaction(st.con):
-            sql.increment_access_count(st.con, ids)
-    except db.BusyError:
-        pass  # a long write holds the lock; losing one count beats blocking the search
-    finally:
-        st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)
+        if st.readonly:
+            raise db.write_refusal(st.con)
+        st.con.set_busy_timeout(ACCESS_BUSY_MS)
+        try:
+            with db.transaction(st.con):
+                sql.increment_access_count(st.con, list(counts.elements()))
+        finally:
+            st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)
+    except StoreError as exc:
+        _kept[key] = counts if len(counts) <= MAX_KEPT else Counter(dict(list(counts.items())[-MAX_KEPT:]))
+        if isinstance(exc, StoreBusyError) or key in _told:
+            return None
+        _told.add(key)
+        return exc
+    _told.discard(key)
+    return None
+
+
+def tell_once(failures, warn) -> None:
+    """One warning for all the stores whose counts could not be written (not one per store or hit)."""
+    failed = [f for f in failures if f is not None]
+    if failed and warn:
+        warn(f"access counts not saved ({failed[0]}); results are unaffected and the counts are kept for later")
 
 
 def reinforce(st: Store, chunk_id: str) -> float | None:

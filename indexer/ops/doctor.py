@@ -60,7 +60,7 @@ def _store_checks(name: str, root, emb) -> list[Check]:
         meta = sql.read_meta(con)
         problems = [r for r in db.quick_check(con) if r != "ok"]
         stats = sql.get_stats(con)
-    except db.Error as exc:
+    except MdmemError as exc:
         return [Check(f"{name} store", False, f"{path}: {exc}; run `mdmem rebuild --scope {name}`")]
     finally:
         con.close()

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 
 from indexer.errors import ConflictError, InputError, MdmemError
-from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import sha256_text
@@ -175,6 +174,6 @@ def _index_note(writes, target, warn, carry: tuple[dict, int] | None = None) -> 
             return True, None
         old, first = carry
         return True, writes.carry_counters(target.store, target.uri, first, old)
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")
         return False, None

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from indexer.config import Config
-from indexer.index import db
 from indexer.errors import InputError, MdmemError
 from indexer.notes.append import Target, append_entry, safe_uri
 from indexer.notes.imports_formats import import_files, parse_file
@@ -130,6 +129,6 @@ def _index(index_notes, scope: str, paths: list[Path], warn) -> bool:
     try:
         index_notes(scope, paths)
         return True
-    except (MdmemError, db.Error) as exc:
+    except MdmemError as exc:
         warn(f"imported notes written but not indexed yet ({exc}); run `mdmem index`")
         return False

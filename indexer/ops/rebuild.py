@@ -10,7 +10,8 @@ from pathlib import Path
 from indexer.index import db
 from indexer.index import sql
 from indexer.config import Config
-from indexer.errors import MdmemError, StoreError
+from indexer.errors import (AccessDeniedError, CorruptIndexError, DiskFullError, MdmemError, ReadOnlyStoreError,
+                            StoreError)
 from indexer.index.stores import Store, open_store
 from indexer.models import SyncReport
 from indexer.ops.sync import sync_store
@@ -37,7 +38,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
             if not no_cache and meta.get("embedder") == embedder.model_id:
                 cache = sql.vectors_by_hash(live)
             saved = sql.counters_by_uri_hash(live)
-        except db.Error:
+        except MdmemError:
             cache, saved = {}, []  # an unreadable old index only costs re-embedding
     shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
     try:
@@ -55,14 +56,21 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
 
 
 def _open_live(path: Path):
+    """The index being replaced, or None when it is missing or damaged (then it is kept aside)."""
     if not path.exists():
         return None
     try:
         con = db.connect(path)
-        sql.read_meta(con)
-        return con
-    except (MdmemError, db.Error):
+    except CorruptIndexError:
         return None
+    try:
+        if db.quick_check(con) == ["ok"]:
+            sql.read_meta(con)
+            return con
+    except CorruptIndexError:
+        pass
+    con.close()
+    return None
 
 
 def _swap_in(shadow: Store, live, live_path: Path) -> None:
@@ -70,9 +78,12 @@ def _swap_in(shadow: Store, live, live_path: Path) -> None:
         try:
             db.backup_into(live, shadow.con)  # page copy under the write lock: readers never see half
             return
-        except db.Error as exc:
-            if not db.is_corrupt(exc):
-                raise StoreError(f"cannot replace {live_path} ({exc}); stop other mdmem writers and retry `mdmem rebuild`") from exc
+        except CorruptIndexError:
+            pass
+        except (DiskFullError, ReadOnlyStoreError, AccessDeniedError):
+            raise
+        except StoreError as exc:
+            raise StoreError(f"cannot replace {live_path} ({exc}); stop other mdmem writers and retry `mdmem rebuild`") from exc
     # no usable live index (missing or corrupt): keep the broken one aside and move the new file in
     if live_path.exists():
         aside = live_path.with_name(f"index.db.corrupt-{int(time.time())}")

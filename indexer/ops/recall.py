@@ -6,8 +6,8 @@ import json
 import re
 import subprocess
 
-from indexer.index import db
-from indexer.errors import MdmemError
+from indexer import validation
+from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.append import strip_item
 
 HEADER = "Relevant long-term memory:"
@@ -24,8 +24,9 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     is weak, the recent conversation prepended; then the configured rewrite command. The
     strongest tier's hits are used.
     """
-    limit = limit or cfg.recall_limit
-    max_chars = max_chars or cfg.recall_max_chars
+    limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
+    max_chars = validation.max_chars(max_chars, cfg.recall_max_chars)
+    scope = validation.scope(scope)
     out = {"text": "", "memories": [], "tier": "none", "query": query}
     if not isinstance(query, str) or not query.strip():
         return out
@@ -42,7 +43,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
             if rewritten:
                 best = max(best, _run(search, rewritten, limit, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
-    except (MdmemError, db.Error, OSError) as exc:
+    except (MdmemError, OSError) as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
@@ -51,10 +52,14 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits = [h for h in hits if not h.explain or h.explain.get("bm25") is not None]
     tier = next(name for name, q in tiers if q == used)
     memories = render_memories(hits, max_chars)
+    if hits and not memories:
+        need = min(_smallest_line(h) for h in hits)
+        raise ArgumentError("max_chars", f"is below the smallest memory found ({need} characters)", max_chars,
+                            f"max_chars={max(need, cfg.recall_max_chars)}")
     shown = {m["id"] for m in memories}
     try:
         record_access([h for h in hits if h.id in shown])  # handed to a caller: an access
-    except (MdmemError, db.Error):
+    except MdmemError:
         pass
     text = "\n".join([HEADER] + [m["line"] for m in memories]) if memories else ""
     return {"text": text, "memories": memories, "tier": tier, "query": used, "strength": round(strength, 4)}
@@ -110,6 +115,15 @@ def memory_text(content: str) -> str:
     return " ".join("; ".join(body or content.split("\n")).split())
 
 
+def _source(h) -> str:
+    return f" (source: {h.uri}#L{h.start_line}-L{h.end_line})"
+
+
+def _smallest_line(h) -> int:
+    """The block size that holds this memory: header, its source and the shortest text shown."""
+    return len(HEADER) + 1 + len("- ") + min(validation.MIN_TEXT_CHARS, len(memory_text(h.content))) + len(_source(h))
+
+
 def render_memories(hits, max_chars: int) -> list[dict]:
     """Best first, no duplicate (same text or overlapping lines), lines fitting within max_chars."""
     used = len(HEADER)
@@ -123,9 +137,9 @@ def render_memories(hits, max_chars: int) -> list[dict]:
             continue
         if any(s == h.store and u == h.uri and a <= h.end_line and h.start_line <= b for s, u, a, b in spans):
             continue
-        source = f" (source: {h.uri}#L{h.start_line}-L{h.end_line})"
+        source = _source(h)
         room = max_chars - used - 1 - len("- ") - len(source)
-        if room < 40:
+        if room < min(validation.MIN_TEXT_CHARS, len(text)):
             break
         if len(text) > room:
             text = text[:room - 1].rstrip() + "…"

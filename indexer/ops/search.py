@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from indexer.index import db
 from indexer.ops import feedback
 from indexer.ops import fusion
+from indexer.ops import query_match
 from indexer.ops import vector_matrix
 from indexer.index import sql
 from indexer.config import Config
-from indexer.errors import InputError
+from indexer import validation
+from indexer.errors import ArgumentError
 from indexer.models import Hit
 from indexer.index.stores import Store
 from indexer.notes.spaces import space_name, space_uri
@@ -33,36 +34,18 @@ class Query:
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False, space: str | None = None) -> Query:
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("empty query; give the words to search for, e.g. mdmem search \"backup plan\"")
-    mode = mode or cfg.mode
-    if mode not in ("hybrid", "fts", "vector"):
-        raise InputError(f"unknown mode {mode!r}; choose hybrid, fts or vector")
-    limit = cfg.limit if limit is None else _whole_number(limit)
-    if limit is None or limit <= 0:
-        raise InputError("limit must be a positive whole number; e.g. --limit 10")
-    min_score = cfg.min_score if min_score is None else min_score
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
-        raise InputError(f"min score must be a finite number, not {min_score!r}; e.g. --min-score 0.2")
+    text = validation.text("query", text, '"backup plan"')
+    mode = validation.mode(mode, cfg.mode)
+    limit = validation.limit(limit, cfg.limit)
+    min_score = validation.min_score(min_score, cfg.min_score)
     under = [under] if isinstance(under, str) else under or ()
     if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
-        raise InputError("under must be a folder prefix or a list of them, e.g. --under projects/")
+        raise ArgumentError("under", "must be a folder prefix or a list of them", under, 'under="projects/"')
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
     space = space_name(space)
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=float(min_score), explain=explain, space=space)
-
-
-def _whole_number(value) -> int | None:
-    """An int from what a caller sent (JSON may give 5, 5.0 or "5"); None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdecimal():
-        return int(value)
-    return value if isinstance(value, int) else None
+                 min_score=min_score, explain=explain, space=space)
 
 
 def _valid_text(text: str) -> str:
@@ -121,10 +104,12 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
     if match:
-        found = sql.fts_search(st.con, match, pool, under=q.under, space=space_filter(st, q.space))
+        found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under,
+                               space=space_filter(st, q.space))
+        ideal = query_match.ideal_bm25(st.con, q.text) if found else 1.0  # stores on one scale
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
-            c.bm25, c.fts_rank = r["bm25"], rank
+            c.bm25, c.fts_rank = r["bm25"] / ideal, rank
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
@@ -157,9 +142,11 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    for r in sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space)):
+    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space))
+    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words)) if found else 1.0
+    for r in found:
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
-        c.bm25_feedback = r["bm25"]
+        c.bm25_feedback = r["bm25"] / ideal
     return exp.words
 
 

@@ -22,6 +22,7 @@ from indexer.index.stores import Store
 from indexer.models import SyncReport  # noqa: F401  (re-exported: callers read reports from sync)
 
 FILES_PER_BATCH = 32  # parse this many changed files, embed their new text together, then write
+CHUNKING_KEY = "chunking"
 
 
 @dataclass
@@ -44,6 +45,9 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     t0 = time.perf_counter()
     report = SyncReport(store=st.name)
     known = sql.all_documents(st.con)
+    # notes chunked with other settings are read again, whatever their stat says
+    rechunk = sql.read_meta(st.con).get(CHUNKING_KEY) != chunking_id(cfg)
+    changed_since = {} if rechunk else known
     notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn)))
     # one finder for the whole sync: a big first build reads the vectors once, not once per new text
     finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
@@ -56,7 +60,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
             seen.add(uri)
             batch.append((uri, path))
             if len(batch) >= FILES_PER_BATCH or i == len(notes) - 1:
-                prepared = _prepare(st, batch, embedder, cfg, report, known, warn, cache, pool, ahead)
+                prepared = _prepare(st, batch, embedder, cfg, report, changed_since, warn, cache, pool, ahead)
                 if ahead is not None:
                     _write(st, ahead, cfg, report, warn, reinforce, finder)
                 ahead, batch = prepared, []
@@ -67,8 +71,16 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     for uri in sorted(set(known) - seen):
         remove_file(st, uri, report)
     _fill_missing_vectors(st, embedder, report)
+    if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
+        with db.transaction(st.con):
+            sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg)})
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def chunking_id(cfg: Config) -> str:
+    """The chunking settings an index was built with (its chunker and tokenizer versions are checked apart)."""
+    return f"target={cfg.chunk_target_tokens},max={cfg.chunk_max_tokens}"
 
 
 def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, reinforce: bool = True) -> SyncReport:

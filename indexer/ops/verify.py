@@ -8,7 +8,8 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.notes.chunker import parse_note
 from indexer.config import Config
-from indexer.errors import CorruptIndexError, NoteError
+from indexer.errors import (CorruptIndexError, DiskFullError, NoteError, ReadOnlyStoreError, StoreBusyError,
+                            StoreError)
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
 from indexer.models import Difference, SyncReport, VerifyReport  # noqa: F401  (re-exported)
@@ -24,12 +25,7 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
     rep = VerifyReport(store=st.name)
     diffs = rep.differences
     con = st.con
-    try:
-        problems = [p for p in db.quick_check(con) if p != "ok"]
-    except db.Error as exc:
-        if not db.is_corrupt(exc):
-            raise
-        problems = [str(exc)]
+    problems = [p for p in db.quick_check(con) if p != "ok"]
     if problems:
         diffs.append(Difference("integrity", "", "; ".join(problems[:5])))
         return rep  # nothing below can be trusted on a damaged file
@@ -40,9 +36,7 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
     try:
         for uri, path in files.items():
             _check_file(st, cfg, uri, path, docs.get(uri), rep)
-    except db.Error as exc:
-        if not db.is_corrupt(exc):
-            raise
+    except CorruptIndexError as exc:
         diffs.append(Difference("integrity", "", str(exc)))
         return rep
     for uri in sorted((set(docs) | indexed_uris) - set(files)):
@@ -50,9 +44,9 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
     _check_vectors(st, embedder, rep)
     try:
         _check_fts(con, rep)
-    except db.Error as exc:
-        if isinstance(exc, db.BusyError):
-            raise
+    except (StoreBusyError, DiskFullError, ReadOnlyStoreError):
+        raise
+    except StoreError as exc:
         diffs.append(Difference(_FTS, "", f"full-text index unreadable ({exc})"))
     rep.found = len(diffs)
     return rep
@@ -136,7 +130,7 @@ def _check_fts(con, rep: VerifyReport) -> None:
     orphans = sql.fts_orphan_rowids(con)
     if orphans:
         rep.differences.append(Difference(_FTS, "", f"{len(orphans)} full-text row(s) without a chunk"))
-    if not missing and not orphans:
+    if not missing and not orphans and not db.is_readonly(con):  # FTS5's check is a write, rolled back
         with db.rolled_back(con):
             problem = sql.fts_integrity_problem(con)
         if problem:

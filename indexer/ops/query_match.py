@@ -1,0 +1,40 @@
+"""The full-text side of a query in one store: its MATCH (Chinese words the store never indexed become
+phrases) and the score of an ideal match, which puts the BM25 of different stores on one scale."""
+
+from __future__ import annotations
+
+import math
+
+from indexer.index import db
+from indexer.index import sql
+from indexer.notes.textseg import MAX_QUERY_TERMS, fts_match_expression, han_words, query_terms
+
+
+def match_for_store(con, text: str) -> str:
+    """fts_match_expression with this store's vocabulary: a multi-character Chinese query word that no
+    chunk holds as a token is searched as its characters in a row (see textseg.han_phrase)."""
+    words = han_words(query_terms(text)[:MAX_QUERY_TERMS])
+    if not words:
+        return fts_match_expression(text)
+    counts = sql.term_doc_counts(con, words)
+    return fts_match_expression(text, unindexed={w for w in words if not counts.get(w)})
+
+
+def ideal_bm25(con, text: str) -> float:
+    """What a chunk holding each of the query's terms once would score in this store: FTS5's idf summed
+    over the terms. BM25 from different stores, each divided by its own ideal, is on one scale: a store
+    where the words are rare no longer outranks one where they are common for a weaker match."""
+    kept = set(query_terms(text)[:MAX_QUERY_TERMS])
+    terms = sorted({term for surface, term in db.index_terms(con, text) if surface.casefold() in kept})
+    if not terms:
+        return 1.0
+    n = sql.chunk_count(con)
+    counts = sql.term_doc_counts(con, terms)
+    return sum(_idf(n, counts.get(t, 0)) for t in terms)
+
+
+def _idf(chunks: int, holding: int) -> float:
+    """FTS5's idf, floored as FTS5 floors it for words in more than half of the chunks. The two counts
+    are read apart, so a writer's commit between them may leave more holders than chunks."""
+    ratio = (chunks - holding + 0.5) / (holding + 0.5)
+    return math.log(ratio) if ratio > 1.0 else 1e-6

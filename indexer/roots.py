@@ -1,0 +1,64 @@
+"""Where stores may be created: an explicit root must exist (or be asked for), the default home is made once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from indexer.config import Config
+from indexer.errors import ConfigError
+
+
+class MissingStoreError(ConfigError):
+    """A store root named on purpose does not exist; nothing is created for a typo."""
+
+
+def check_roots(cfg: Config, explicit_home: bool, explicit_project: bool, create: bool = False,
+                notice=None, served=None) -> list[Path]:
+    """Make sure each store root of cfg exists before anything opens it; returns the roots created.
+
+    An explicit root (flag or MDMEM_* variable) that is missing is an error naming the fix, unless create
+    is set or a running daemon serves these stores (`served(cfg)`: it answers for a root deleted under
+    it, with no hits, until the folder is back); the default home is created on first use with a notice.
+    """
+    made = []
+    wanted = [("home", cfg.home, explicit_home)]
+    if cfg.project is not None and explicit_project:
+        wanted.append(("project", cfg.project, True))
+    for kind, root, explicit in wanted:
+        if root.is_dir():
+            continue
+        if root.exists():
+            raise MissingStoreError(f"{root} is a file, not a folder; give the {kind} store a folder")
+        if explicit and not create:
+            if served is not None and served(cfg):
+                continue
+            raise MissingStoreError(_missing_message(kind, root))
+        root.mkdir(parents=True, exist_ok=True)
+        made.append(root)
+        if not explicit and notice is not None:
+            notice(f"created the global store {_short(root)} (first run); notes you add live there")
+    return made
+
+
+def explicit(flag, env_name: str, env=None) -> bool:
+    """A root counts as explicit when a flag or an MDMEM_* variable named it."""
+    env = os.environ if env is None else env
+    return flag is not None or bool(env.get(env_name))
+
+
+def _missing_message(kind: str, root: Path) -> str:
+    if kind == "home":
+        return (f"no store at {root}; check the path, or create it with `mdmem --home {root} init` "
+                f"(or add --create)")
+    project = root.parent if root.name == ".mdmem" else root
+    return (f"no project store at {root}; check the path, or create it with `mdmem --project {project} init` "
+            f"(or add --create)")
+
+
+def _short(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)

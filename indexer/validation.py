@@ -1,0 +1,90 @@
+"""The argument rules of every surface (Python, command line, socket, MCP): one check, one message each."""
+
+from __future__ import annotations
+
+import math
+
+from indexer.config import MODES, SCOPES
+from indexer.errors import ArgumentError
+
+MIN_TEXT_CHARS = 40  # the shortest part of a memory a recall line shows before it is cut with …
+# a recall block smaller than its header plus one short memory and its source can hold nothing
+MIN_RECALL_CHARS = len("Relevant long-term memory:\n- ") + MIN_TEXT_CHARS + len(" (source: user/x.md#L1-L1)")
+IMPORTANCE = (1, 5)
+
+
+def whole_number(name: str, value, minimum: int = 1, maximum: int | None = None, default: int | None = None,
+                 example: str = "") -> int:
+    """An int from what a caller sent (JSON may give 5, 5.0 or "5") within [minimum, maximum]."""
+    if value is None and default is not None:
+        return default
+    number = _as_int(value)
+    if number is None or number < minimum or (maximum is not None and number > maximum):
+        span = f"from {minimum} to {maximum}" if maximum is not None else f"of {minimum} or more"
+        raise ArgumentError(name, f"must be a whole number {span}", value, example)
+    return number
+
+
+def _as_int(value) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdecimal():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def limit(value, default: int) -> int:
+    return whole_number("limit", value, 1, default=default, example="limit=10")
+
+
+def max_chars(value, default: int) -> int:
+    return whole_number("max_chars", value, MIN_RECALL_CHARS, default=default, example="max_chars=1500")
+
+
+def importance(value) -> int | None:
+    return None if value is None else whole_number("importance", value, *IMPORTANCE, example="importance=4")
+
+
+def choice(name: str, value, allowed, default=None):
+    if value is None and default is not None:
+        return default
+    if value not in allowed:
+        raise ArgumentError(name, f"must be one of {', '.join(allowed)}", value)
+    return value
+
+
+def mode(value, default: str) -> str:
+    return choice("mode", value, MODES, default)
+
+
+def scope(value, allowed=SCOPES) -> str:
+    return choice("scope", value, allowed, "all" if "all" in allowed else None)
+
+
+def min_score(value, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ArgumentError("min_score", "must be a finite number", value, "min_score=0.2")
+    return float(value)
+
+
+def text(name: str, value, example: str) -> str:
+    """Non-empty text (a query, a memory)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ArgumentError(name, "is empty; give the words", None, example)
+    return value
+
+
+_GIVEN = {"limit": lambda v: limit(v, 1), "max_chars": lambda v: max_chars(v, MIN_RECALL_CHARS),
+          "importance": importance, "min_score": lambda v: min_score(v, 0.0), "mode": lambda v: mode(v, "hybrid")}
+
+
+def check_given(**arguments) -> None:
+    """Check the arguments a caller set (None = left to the default) before they travel anywhere,
+    so a remote call fails the same way, at once, as a local one."""
+    for name, value in arguments.items():
+        if value is not None:
+            _GIVEN[name](value)
