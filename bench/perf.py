@@ -34,6 +34,7 @@ from indexer.memory import Memory  # noqa: E402
 from indexer.ops import vector_matrix  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.models import Chunk, Note, sha256_text  # noqa: E402
+from indexer.ops.continuity import write_note  # noqa: E402
 from indexer.remote import Client, socket_path  # noqa: E402
 
 MODES = ("fts", "vector", "hybrid")
@@ -155,7 +156,7 @@ def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
                     vectors[ch.content_hash] = v / np.linalg.norm(v)
                     chunks.append(ch)
                 note = Note(f"synth/{n:06d}.md", "synth", "note", 1, False, (), tuple(chunks))
-                sql.upsert_note(con, note, vectors, True)
+                write_note(con, note, vectors, 0.85, time.time_ns())
                 text = "\n\n".join(c.content for c in chunks) + "\n"
                 path = home / note.uri
                 path.parent.mkdir(exist_ok=True)

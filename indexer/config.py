@@ -32,6 +32,7 @@ class Config:
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
     vector_weight_han: float = 0.1  # same, for queries containing Chinese characters
+    vector_weight_memory: float = 0.7  # same, for memory records (one list item of a memory note), any language
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
     feedback_docs: int = 15  # hybrid: top full-text hits whose words expand the query (0 = off)
@@ -158,7 +159,8 @@ def _validate(cfg: Config) -> None:
         (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
         (cfg.mode in MODES, f"unknown search mode {cfg.mode!r}; choose one of {', '.join(MODES)}"),
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
-        (0.0 <= cfg.vector_weight <= 1.0 and 0.0 <= cfg.vector_weight_han <= 1.0, "vector_weight must be between 0 and 1"),
+        (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
+         "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
         (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),

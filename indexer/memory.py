@@ -90,10 +90,11 @@ class Memory:
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None) -> list[Hit]:
-        """One merged ranking over the chosen stores; every returned hit counts as an access."""
+               space: str | None = None, since=None, until=None) -> list[Hit]:
+        """One merged ranking over the chosen stores; every returned hit counts as an access.
+        since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them."""
         q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
-                       space=space)
+                       space=space, since=since, until=until)
         hits = search(self.stores(scope), self.embedder, self.cfg, q)
         if bump:
             self.writes.record_access(hits)
@@ -144,14 +145,18 @@ class Memory:
                           file=file, redact=redact, space=space)
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
-               max_chars: int | None = None, scope: str = "all", space: str | None = None) -> dict:
+               max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
+               until=None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
         from indexer.notes.spaces import space_name
         from indexer.ops.recall import recall
+        from indexer.ops.timespan import bounds
         space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
+        bounds(since, until)  # so is a bad date
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False, space=space)
+            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False, space=space, since=since,
+                               until=until)
 
         return recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
                       warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)

@@ -23,6 +23,10 @@ class Chunk:
     content: str
     section: str
     token_count: int
+    kind: str = "section"  # "memory": one list item of a memory note; "section": a piece of a document
+    date: str | None = None  # ISO day (or day and time) the memory is about; None: the file's mtime
+    tags: tuple[str, ...] = ()  # inline #tags of a memory (the note's own tags are added when written)
+    importance: int | None = None  # inline importance of a memory; None: the note's
     content_hash: str = field(init=False)
     id: str = field(init=False)
 
@@ -62,6 +66,8 @@ class Hit:
     reinforcement: float
     access_count: int
     explain: dict | None = None
+    kind: str = "section"
+    date: str | None = None
 
     def to_dict(self, explain: bool = False) -> dict:
         d = asdict(self)

@@ -395,3 +395,23 @@ def test_peer_credentials_are_read_and_other_users_cannot_connect(served):
         for p, mode in modes.items():
             os.chmod(p, mode)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_since_until_and_recent_go_through_the_daemon(served):
+    write(served.notes / "trips.md", "---\ntype: episodic\n---\n\n- 2021-04-02: the kayak trip to the fjord\n"
+                                     "- 2026-01-10: the kayak trip to the lake\n")
+    assert eventually(lambda: "trips.md" in served.uris("kayak"))
+    r = served.cli("search", "kayak trip", "--json", "--since", "2025-01-01")
+    assert r.returncode == 0, r.stderr
+    assert [h["date"] for h in json.loads(r.stdout)["results"] if h["uri"] == "trips.md"] == ["2026-01-10"]
+    r = served.cli("search", "kayak trip", "--json", "--until", "2021-12-31")
+    assert [h["content"].split(": ", 1)[1] for h in json.loads(r.stdout)["results"]] == ["the kayak trip to the fjord"]
+    r = served.cli("recall", "kayak trip", "--since", "2025-01-01", "--json")
+    assert [m["date"] for m in json.loads(r.stdout)["memories"] if m["uri"] == "trips.md"] == ["2026-01-10"]
+    assert all(m["date"] >= "2025-01-01" for m in json.loads(r.stdout)["memories"])
+    r = served.cli("recent", "--limit", "50", "--json")
+    assert r.returncode == 0, r.stderr
+    kayaks = [m["text"] for m in json.loads(r.stdout)["results"] if "kayak" in m["text"]]
+    assert kayaks == ["- 2026-01-10: the kayak trip to the lake", "- 2021-04-02: the kayak trip to the fjord"]
+    r = served.cli("search", "kayak", "--since", "last tuesday")
+    assert r.returncode != 0 and "a day such as 2026-03-01 or an age such as 7d" in r.stderr

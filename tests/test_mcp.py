@@ -152,3 +152,29 @@ def test_tools_answer_through_a_running_daemon(tmp_path):
         assert d.stop() == 0, d.log.read_text()
     assert got["text"].endswith("- 2025-01-05: I take my coffee with milk.") and got["access_count"] >= 1
     assert status["global"]["daemon"] is True
+
+
+def test_mcp_filters_by_date_and_lists_recent_memories(tmp_path):
+    home = tmp_path / "home"
+    write_notes(home, {"user/fact.md": "---\ntype: fact\n---\n\n- 2020-05-01: the old bicycle was blue\n"
+                                       "- 2026-02-01: the new bicycle is green\n"})
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
+
+    async def session():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                since = await s.call_tool("memory_search", {"query": "bicycle", "since": "2025-01-01"})
+                until = await s.call_tool("memory_recall", {"query": "bicycle colour", "until": "2020-12-31"})
+                recent = await s.call_tool("memory_recent", {"limit": 1})
+                bad = await s.call_tool("memory_search", {"query": "bicycle", "since": "soon"})
+                return since, until, recent, bad
+
+    since, until, recent, bad = asyncio.run(asyncio.wait_for(session(), 240))
+    assert [h["date"] for h in _data(since)["results"]] == ["2026-02-01"]
+    assert "blue" in until.content[0].text and "green" not in until.content[0].text
+    assert "[2020-05-01]" in until.content[0].text
+    assert _data(recent)["results"][0]["text"].endswith("green")
+    assert "2026-03-01" in _refusal(bad)

@@ -20,7 +20,8 @@ def test_block_format_budget_and_no_duplicates(make_memory):
     lines = out["text"].split("\n")
     assert lines[0] == HEADER and len(out["text"]) <= 400
     # the same memory in both stores: either copy may come first, and only one is shown
-    assert lines[1].startswith("- I prefer my coffee black") and re.search(r"\(source: (user/preference|journal/2025-01-06)\.md#L", lines[1])
+    assert re.match(r"- \[2025-01-0[56][^\]]*\] I prefer my coffee black", lines[1])
+    assert re.search(r"\(source: (user/preference|journal/2025-01-06)\.md#L", lines[1])
     assert sum("coffee black" in ln for ln in lines) == 1  # same text in two notes: shown once
     tiny = mem.recall("coffee preference", max_chars=120)
     assert len(tiny["text"]) <= 120

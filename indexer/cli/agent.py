@@ -13,6 +13,7 @@ from indexer.cli.memories import SPACE
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.append import TYPES
+from indexer.ops.timespan import bounds
 
 
 @click.command()
@@ -46,16 +47,19 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
 @click.option("--limit", "-n", type=int, help="Memories considered (default 8).")
 @click.option("--max-chars", type=int, help="Size budget of the block (default 1500).")
 @click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
+@click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @SPACE
 @pass_ctx
-def recall(c: CliContext, query, context, limit, max_chars, scope, as_json, space):
+def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
     validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
+    bounds(since, until)  # so is a mistyped date
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
-                         scope=scope, space=space)
+                         scope=scope, space=space, since=since, until=until)
     except ArgumentError:
         raise
     except MdmemError as exc:

@@ -64,26 +64,28 @@ def rebuild(c: CliContext, scope, no_cache):
 @click.option("--min-score", type=float, help="Drop hits scoring below this.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Show each score component.")
+@click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
+@click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @SPACE
 @click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit"]}; "-" for stdin.')
 @pass_ctx
-def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, batch, space):
+def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, since, until, batch, space):
     """Hybrid (full-text + vector) search over the global and project notes."""
     validation.check_given(limit=limit, min_score=min_score)
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
-        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain)
+        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain, {"since": since, "until": until})
         return
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
-                      space=space)
+                      space=space, since=since, until=until)
     print_hits(hits, as_json, explain, query)
     if not hits and not as_json:
         say_if_empty(mem, scope)
 
 
-def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
+def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain, span):
     for n, line in enumerate(batch, 1):
         if not line.strip():
             continue
@@ -95,7 +97,8 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain):
                 raise InputError(f"needs a \"query\" string, {_BATCH_EXAMPLE}")
             hits = mem.search(item["query"], mode=mode, scope=item.get("scope", scope),
                               limit=item.get("limit", limit), under=item.get("under", under),
-                              min_score=min_score, explain=explain)
+                              min_score=min_score, explain=explain,
+                              **{k: item.get(k, v) for k, v in span.items()})
             out = {"qid": qid, "results": [h.to_dict(explain) for h in hits]}
         except MdmemError as exc:
             warn(f"batch line {n}: {exc}")
@@ -129,7 +132,8 @@ def stats(c: CliContext, scope, as_json):
         return
     for name, s in data.items():
         types = ", ".join(f"{k} {v}" for k, v in s["by_type"].items()) or "none"
-        click.echo(f"{name}: {s['files']} files, {s['chunks']} chunks, {s['vectors']} vectors, "
+        click.echo(f"{name}: {s['files']} files, {s['chunks']} chunks ({s['memories']} memories, "
+                   f"{s['sections']} sections), {s['vectors']} vectors, "
                    f"{s['tokens']} tokens, {s['accesses']} accesses ({s['embedder']}) — {s['index']}\n  by type: {types}")
 
 
@@ -153,8 +157,9 @@ def _register_extensions() -> None:
     from indexer.cli import imports as cli_imports
     from indexer.cli import maint as cli_maint
     from indexer.cli import memories as cli_memories
+    from indexer.cli import recent as cli_recent
     from indexer.cli import start as cli_start
-    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http, cli_start):
+    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http, cli_start, cli_recent):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
@@ -13,7 +12,7 @@ from indexer.errors import DiskFullError, IndexMismatchError, ReadOnlyStoreError
 from indexer.models import Note
 from indexer.notes.spaces import FOLDER, space_prefix
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: kind and memory_date (one row per memory)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -29,18 +28,28 @@ CREATE TABLE IF NOT EXISTS chunks(
   reinforcement REAL NOT NULL DEFAULT 0, access_count INTEGER NOT NULL DEFAULT 0,
   token_count INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
   accessed_at REAL, strength REAL NOT NULL DEFAULT 1.0, evergreen INTEGER NOT NULL DEFAULT 0,
-  tags TEXT NOT NULL DEFAULT '[]');
-CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+  tags TEXT NOT NULL DEFAULT '[]', kind TEXT NOT NULL DEFAULT 'section', memory_date TEXT);
+
 CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
 CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
-CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   content, uri, section, content='chunks', content_rowid='fts_rowid', tokenize='porter mdmem');
 """
 
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
+CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
+CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
+CREATE INDEX IF NOT EXISTS chunks_memory_date ON chunks(memory_date);
+"""
+# schema 1 -> 2 in place; the chunker version changed with it, so `mdmem rebuild` then re-chunks the notes
+_MIGRATE_1_2 = {"kind": "ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'section'",
+                "memory_date": "ALTER TABLE chunks ADD COLUMN memory_date TEXT"}
+
 _COLUMNS = ("id", "uri", "start_line", "end_line", "section", "content", "content_hash", "parent_dir",
             "type", "importance", "reinforcement", "access_count", "token_count", "created_at",
-            "updated_at", "accessed_at", "strength", "evergreen", "tags")
+            "updated_at", "accessed_at", "strength", "evergreen", "tags", "kind", "memory_date")
 _SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 
 
@@ -53,7 +62,15 @@ def has_schema(con) -> bool:
 def init_schema(con) -> None:
     with db.transaction(con):
         con.execute(_SCHEMA)
-        if read_meta(con).get("schema_version") is None:
+        version = read_meta(con).get("schema_version")
+        if version == "1":
+            have = {r["name"] for r in db.rows(con, "SELECT name FROM pragma_table_info('chunks')")}
+            for column, statement in _MIGRATE_1_2.items():
+                if column not in have:
+                    con.execute(statement)
+            version = None
+        con.execute(_INDEXES)
+        if version is None:
             con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
 
 
@@ -80,9 +97,10 @@ def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokeniz
     problems = []
     if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
-    for key, want in (("chunker", chunker), ("tokenizer", tokenizer)):
-        if meta.get(key) not in (None, want):
-            problems.append(f"{key} {meta[key]} (configured {want})")
+    # another chunker is no problem: the next sync re-chunks every note (ops/sync.chunking_id);
+    # another tokenizer would leave full-text rows of unchanged text tokenised the old way
+    if meta.get("tokenizer") not in (None, tokenizer):
+        problems.append(f"tokenizer {meta['tokenizer']} (configured {tokenizer})")
     stored_model = meta.get("embedder")
     if dim and stored_model not in (None, "none", model_id):
         problems.append(f"embedder {stored_model} (configured {model_id})")
@@ -166,95 +184,58 @@ def _delete_chunk_row(con, row: dict, with_vec: bool) -> None:
         con.execute("DELETE FROM chunks_vec WHERE id = ?", (row["id"],))
 
 
-def _insert_chunk_row(con, row: dict) -> None:
+def insert_chunk(con, row: dict) -> None:
+    """One chunk row and its FTS row (call inside a transaction)."""
     next_rowid = con.execute("SELECT coalesce(max(fts_rowid), 0) + 1 FROM chunks").fetchall()[0][0]
     con.execute(
         "INSERT INTO chunks(id, fts_rowid, uri, start_line, end_line, content, content_hash, parent_dir, type,"
         " section, importance, reinforcement, access_count, token_count, created_at, updated_at, accessed_at,"
-        " strength, evergreen, tags) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " strength, evergreen, tags, kind, memory_date)"
+        " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (row["id"], next_rowid, row["uri"], row["start_line"], row["end_line"], row["content"], row["content_hash"],
          row["parent_dir"], row["type"], row["section"], row["importance"], row["reinforcement"],
          row["access_count"], row["token_count"], row["created_at"], row["updated_at"], row["accessed_at"],
-         row["strength"], row["evergreen"], row["tags"]))
+         row["strength"], row["evergreen"], row["tags"], row["kind"], row["memory_date"]))
     con.execute("INSERT INTO chunks_fts(rowid, content, uri, section) VALUES(?, ?, ?, ?)",
                 (next_rowid, row["content"], row["uri"], row["section"]))
 
 
-def _insert_vector(con, chunk_id: str, vec) -> None:
+def delete_chunk(con, row: dict, with_vec: bool) -> None:
+    """A chunk row (as chunks_for_uri gives it) with its FTS row and vector."""
+    _delete_chunk_row(con, row, with_vec)
+
+
+def put_vector(con, chunk_id: str, vec) -> None:
     con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))  # vec0 has no UPSERT
     con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, db.vector_blob(vec)))
 
 
-def upsert_note(con, note: Note, vectors: dict[str, np.ndarray], with_vec: bool) -> dict:
-    """Replace a file's chunks; unchanged text keeps its counters and vector even if its lines moved.
-
-    vectors maps content_hash -> embedding for text that was embedded just now. Call inside
-    a transaction. Returns counts: kept, added, removed, and the hashes that were new text.
-    """
-    now = time.time()
-    # vectors are carried and deleted whenever the table exists, even when no model is loaded,
-    # so a text-only session never leaves orphans or drops vectors of moved text
-    with_vec = has_vec_table(con)
-    old = chunks_for_uri(con, note.uri)
-    old_by_id = {r["id"]: r for r in old}
-    old_by_hash: dict[str, list[dict]] = {}
-    for r in old:
-        old_by_hash.setdefault(r["content_hash"], []).append(r)
-    claimed: set[str] = set()
-    plan = []
-    for ch in note.chunks:
-        if ch.id in old_by_id and ch.id not in claimed:
-            claimed.add(ch.id)
-            plan.append((ch, old_by_id[ch.id], "same"))
-            continue
-        twin = next((r for r in old_by_hash.get(ch.content_hash, []) if r["id"] not in claimed), None)
-        if twin is not None:
-            claimed.add(twin["id"])
-            plan.append((ch, twin, "moved"))
-        else:
-            plan.append((ch, None, "new"))
-    carried_vectors = {}
+def move_chunk(con, old_id: str, new_id: str, start_line: int, end_line: int, with_vec: bool) -> None:
+    """Unchanged text whose lines moved: new id and lines; counters, FTS row and vector stay."""
+    con.execute("UPDATE chunks SET id = ?, start_line = ?, end_line = ?, updated_at = ? WHERE id = ?",
+                (new_id, start_line, end_line, time.time(), old_id))
     if with_vec:
-        for ch, prev, how in plan:
-            if how == "moved":
-                carried_vectors[ch.id] = vector_for_id(con, prev["id"])
-    for r in old:  # remove everything that is not kept verbatim; moved rows are re-inserted below
-        if not any(prev is r and how == "same" for _c, prev, how in plan):
-            _delete_chunk_row(con, r, with_vec)
-    tags = json.dumps(list(note.tags), ensure_ascii=False)
-    counts = {"kept": 0, "added": 0, "removed": 0, "new_hashes": []}
-    for ch, prev, how in plan:
-        fields = dict(
-            id=ch.id, uri=ch.uri, start_line=ch.start_line, end_line=ch.end_line, content=ch.content,
-            content_hash=ch.content_hash, parent_dir=note.parent_dir, type=note.type, section=ch.section,
-            importance=note.importance, token_count=ch.token_count, evergreen=int(note.evergreen), tags=tags)
-        if how == "same":
-            con.execute("UPDATE chunks SET type = ?, importance = ?, section = section, evergreen = ?, tags = ?,"
-                        " token_count = ? WHERE id = ?",
-                        (note.type, note.importance, int(note.evergreen), tags, ch.token_count, ch.id))
-            counts["kept"] += 1
-            if with_vec and vector_for_id(con, ch.id) is None and ch.content_hash in vectors:
-                _insert_vector(con, ch.id, vectors[ch.content_hash])
-            continue
-        if how == "moved":
-            fields.update(reinforcement=prev["reinforcement"], access_count=prev["access_count"],
-                          created_at=prev["created_at"], updated_at=now, accessed_at=prev["accessed_at"],
-                          strength=prev["strength"])
-            counts["kept"] += 1
-        else:
-            fields.update(reinforcement=0.0, access_count=0, created_at=now, updated_at=now,
-                          accessed_at=None, strength=1.0)
-            counts["added"] += 1
-            counts["new_hashes"].append(ch.content_hash)
-        _insert_chunk_row(con, fields)
-        if with_vec:
-            vec = carried_vectors.get(ch.id)
-            if vec is None:
-                vec = vectors.get(ch.content_hash)
-            if vec is not None:
-                _insert_vector(con, ch.id, vec)
-    counts["removed"] = len(old) - sum(1 for _c, prev, how in plan if prev is not None)
-    return counts
+        vec = vector_for_id(con, old_id)
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (old_id,))
+        if vec is not None:
+            put_vector(con, new_id, vec)
+
+
+_META_FIELDS = ("type", "importance", "evergreen", "tags", "token_count", "kind", "memory_date")
+
+
+def update_chunk_meta(con, chunk_id: str, fields: dict) -> None:
+    """What a note's front matter or an item's inline marks say, for a row whose text is unchanged."""
+    con.execute("UPDATE chunks SET " + ", ".join(f"{k} = ?" for k in _META_FIELDS) + " WHERE id = ?",
+                [fields[k] for k in _META_FIELDS] + [chunk_id])
+
+
+def meta_differs(row: dict, fields: dict) -> bool:
+    return any(row[k] != fields[k] for k in _META_FIELDS)
+
+
+def hashes_for_uri(con, uri: str) -> set[str]:
+    return {r["h"] for r in db.rows(con, "SELECT content_hash AS h FROM chunks WHERE uri = ?", (uri,))}
 
 
 def delete_by_uri(con, uri: str, with_vec: bool | None = None) -> int:
@@ -268,8 +249,8 @@ def delete_by_uri(con, uri: str, with_vec: bool | None = None) -> int:
     return len(old)
 
 
-def hashes_missing_vectors(con) -> dict[str, str]:
-    """content_hash -> content of chunks that have no vector yet (indexed while no model loaded)."""
+def hashes_missing_vectors(con) -> dict[str, dict]:
+    """content_hash -> row (content, kind) of chunks that have no vector yet (indexed while no model loaded)."""
     if not has_vec_table(con):
         return {}
     have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
@@ -277,7 +258,7 @@ def hashes_missing_vectors(con) -> dict[str, str]:
     missing = [r["id"] for r in db.rows(con, "SELECT id FROM chunks") if r["id"] not in have]
     out = {}
     for r in chunks_by_ids(con, missing):
-        out.setdefault(r["content_hash"], r["content"])
+        out.setdefault(r["content_hash"], r)
     return out
 
 
@@ -286,7 +267,7 @@ def fill_vectors(con, vectors: dict[str, np.ndarray]) -> int:
     n = 0
     for r in db.rows(con, "SELECT id, content_hash FROM chunks"):
         if r["id"] not in have and r["content_hash"] in vectors:
-            _insert_vector(con, r["id"], vectors[r["content_hash"]])
+            put_vector(con, r["id"], vectors[r["content_hash"]])
             n += 1
     return n
 
@@ -319,7 +300,7 @@ def restore_counters(con, saved: list[dict]) -> int:
 
 # ---- searches --------------------------------------------------------------------------
 
-def _filter_sql(parent_dirs=None, under=None) -> tuple[str, list]:
+def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[str, list]:
     clauses, params = [], []
     if parent_dirs:
         clauses.append("c.parent_dir IN (" + ", ".join("?" for _ in parent_dirs) + ")")
@@ -331,6 +312,12 @@ def _filter_sql(parent_dirs=None, under=None) -> tuple[str, list]:
             ors.append("c.uri LIKE ? ESCAPE '\\'")
             params.append(escaped + "%")
         clauses.append("(" + " OR ".join(ors) + ")")
+    if since:  # a memory's own day (ISO text compares in time order)
+        clauses.append("c.memory_date >= ?")
+        params.append(since)
+    if until:  # exclusive: the day after the last day asked for
+        clauses.append("c.memory_date < ?")
+        params.append(until)
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -358,11 +345,12 @@ def has_spaces(con) -> bool:
     return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", _space_bounds("")))
 
 
-def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None) -> list[dict]:
+def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None, since=None,
+               until=None) -> list[dict]:
     """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
     if not match:
         return []
-    where, params = _filter_sql(parent_dirs, under)
+    where, params = _filter_sql(parent_dirs, under, since, until)
     where, params = _with_space(where, params, space)
     sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
            " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
@@ -387,12 +375,13 @@ def chunk_count(con) -> int:
     return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
 
 
-def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None) -> list[dict]:
+def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None, since=None,
+                  until=None) -> list[dict]:
     """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
     if not has_vec_table(con):
         return []
     blob = db.vector_blob(query_vec)
-    where, params = _filter_sql(parent_dirs, under)
+    where, params = _filter_sql(parent_dirs, under, since, until)
     if space is not None and not where:
         found = _knn_in_space(con, blob, k, space)
         if found is not None:
@@ -483,10 +472,10 @@ def carry_counters(con, chunk_id: str, old: dict) -> int:
 
 
 def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
-    """The most recently indexed chunks (newest first), optionally of one space."""
+    """The newest memories by their own date (then by when first indexed), optionally of one space."""
     where, params = _with_space("", [], space)
-    return db.rows(con, _SELECT + " FROM chunks c WHERE 1" + where + " ORDER BY c.created_at DESC, c.uri DESC,"
-                   " c.start_line DESC LIMIT ?", [*params, int(k)])
+    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
+                   " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
 
 
 def get_stats(con) -> dict:
@@ -494,9 +483,12 @@ def get_stats(con) -> dict:
                          " coalesce(sum(access_count), 0) AS accesses, coalesce(sum(reinforcement), 0) AS reinforcement"
                          " FROM chunks")[0]
     by_type = {r["type"]: r["n"] for r in db.rows(con, "SELECT type, count(*) AS n FROM chunks GROUP BY type ORDER BY type")}
+    by_kind = {"memory": 0, "section": 0}
+    by_kind.update((r["kind"], r["n"]) for r in db.rows(con, "SELECT kind, count(*) AS n FROM chunks GROUP BY kind"))
     docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
     vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
-    return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type}
+    return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type,
+            "memories": by_kind["memory"], "sections": by_kind["section"]}
 
 
 # ---- dynamics and cleanup ------------------------------------------------------------------
@@ -504,7 +496,7 @@ def get_stats(con) -> dict:
 def dynamics_inputs(con) -> list[dict]:
     """What the decay pass needs of every chunk."""
     return db.rows(con, "SELECT id, created_at, accessed_at, importance, reinforcement, access_count, evergreen,"
-                        " strength FROM chunks")
+                        " strength, kind, memory_date FROM chunks")
 
 
 def set_strengths(con, changes: list[tuple[float, str]]) -> int:

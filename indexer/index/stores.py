@@ -25,6 +25,7 @@ class Store:
     con: object
     with_vec: bool
     filter: NoteFilter = field(repr=False)
+    released: object = field(default=None, repr=False)  # counters of rows removed lately (ops.continuity)
 
     @property
     def index_path(self) -> Path:

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
 from indexer.errors import NoteError
 from indexer.notes.frontmatter import split_front_matter
 from indexer.models import Chunk, Note
+from indexer.notes import blocks
+from indexer.notes.memory_items import is_memory_note, item_meta, journal_day
 from indexer.notes.textseg import count_tokens, cut_by_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-3"
+CHUNKER_VERSION = "md-blocks-4-items"
 MIN_STANDALONE_CHARS = 20
 
-_MD = MarkdownIt("commonmark").enable("table")
+# block structure is all the chunker reads: inline parsing (emphasis, links) would only cost time
+_MD = MarkdownIt("commonmark").enable("table").disable("inline")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=[.:])(?=\s)")
-_BLOCK_OPEN = {"paragraph_open", "fence", "code_block", "html_block", "hr", "table_open",
-               "blockquote_open", "bullet_list_open", "ordered_list_open"}
 _TYPE_BY_DIR = {"user": "preference", "journal": "episodic", "agent": "decision"}
 
 
@@ -32,6 +34,8 @@ class _Piece:
     section: str
     is_heading: bool = False
     text: str | None = None
+    record: bool = False  # one memory: a top-level list item of a memory note, never merged
+    tokens: int | None = None  # token count of the whole lines, when already known
 
 
 def normalise_newlines(text: str) -> str:
@@ -54,8 +58,9 @@ def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Not
     text = normalise_newlines(text).lstrip("\ufeff")
     fm, fm_lines = split_front_matter(text)
     lines = text.split("\n")
-    pieces = list(_pieces(lines, fm_lines, max_tokens))
-    chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens)
+    found, memory, day = _note_blocks(lines, fm_lines, fm.type, uri)
+    pieces = list(_pieces(found, lines, max_tokens, memory))
+    chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens, day or fm.date)
     parent_dir = uri.split("/", 1)[0] if "/" in uri else ""
     evergreen = fm.evergreen if fm.evergreen is not None else parent_dir == "user"
     return Note(
@@ -73,48 +78,62 @@ def _unique(chunks: list[Chunk]) -> list[Chunk]:
     return [c for c in chunks if c.content.strip() and not (c.id in seen or seen.add(c.id))]
 
 
-def _pieces(lines: list[str], offset: int, max_tokens: int):
-    """Yield pieces in document order: headings, then blocks split to fit max_tokens."""
-    body = "\n".join(lines[offset:])
-    tokens = _MD.parse(body)
+def _note_blocks(lines: list[str], offset: int, note_type: str | None, uri: str):
+    """(blocks, is a memory note, the journal's day): the scanner's blocks when it can read a memory
+    note, else markdown-it's (documents keep exactly the chunks they always had)."""
+    fast = blocks.scan(lines, offset)
+    if fast is not None:
+        day, memory = _memory_kind(fast, lines, note_type, uri)
+        if memory:
+            return fast, memory, day
+    found = blocks.from_tokens(_MD.parse("\n".join(lines[offset:])), offset)
+    return (found, *reversed(_memory_kind(found, lines, note_type, uri)))
+
+
+def _memory_kind(found, lines, note_type, uri) -> tuple[str | None, bool]:
+    day = journal_day(uri, next((b.title for b in found if b.kind == "heading"), None))
+    return day, is_memory_note(note_type, [lines[s] for b in found for s, _e in b.items], day)
+
+
+def _pieces(found: list[blocks.Block], lines: list[str], max_tokens: int, memory: bool):
+    """Yield pieces in document order: headings, then blocks split to fit max_tokens; in a memory
+    note each top-level list item is a record of its own."""
     stack: list[tuple[int, str]] = []
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.level != 0 or tok.map is None:
-            i += 1
-            continue
-        start, end = tok.map[0] + offset, tok.map[1] + offset
-        if tok.type == "heading_open":
-            level = int(tok.tag[1])
-            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
-            stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
-            yield _Piece(start, end, _crumb(stack), is_heading=True)
-        elif tok.type in _BLOCK_OPEN:
-            section = _crumb(stack)
-            items = _child_ranges(tokens, i, offset) if tok.type.endswith("list_open") else []
-            yield from _split_block(lines, start, end, section, items, max_tokens)
-        i += 1
+    for b in found:
+        if b.kind == "heading":
+            stack = [(lv, t) for lv, t in stack if lv < b.level] + [(b.level, b.title)]
+            yield _Piece(b.start, b.end, _crumb(stack), is_heading=True)
+        elif memory and b.items:
+            yield from _records(lines, b.items, _crumb(stack), max_tokens)
+        else:
+            yield from _split_block(lines, b.start, b.end, _crumb(stack), list(b.items), max_tokens)
 
 
 def _crumb(stack) -> str:
     return " > ".join(t for _, t in stack if t)
 
 
-def _child_ranges(tokens, i, offset):
-    """Line ranges of a list's direct items, to split long lists between items."""
-    depth, out = tokens[i].level, []
-    for tok in tokens[i + 1:]:
-        if tok.level == depth and tok.nesting == -1:
-            break
-        if tok.type == "list_item_open" and tok.level == depth + 1 and tok.map:
-            out.append((tok.map[0] + offset, tok.map[1] + offset))
-    return out
+def _records(lines, items, section, max_tokens):
+    """One record per list item with its continuation lines and sub-items (a long one in parts)."""
+    for s, e in items:
+        while e - 1 > s and not lines[e - 1].strip():
+            e -= 1  # a loose list's blank line belongs to no item
+        for p in _split_block(lines, s, e, section, [], max_tokens):
+            p.record = True
+            yield p
+
+
+@lru_cache(maxsize=65536)
+def _count_short(text: str) -> int:
+    return count_tokens(text)
 
 
 def _split_block(lines, start, end, section, items, max_tokens):
-    if count_tokens("\n".join(lines[start:end])) <= max_tokens:
-        yield _Piece(start, end, section)
+    text = "\n".join(lines[start:end])
+    # memory items are short and a daemon re-reads their note on every edit: remember their counts
+    size = _count_short(text) if len(text) < 2000 else count_tokens(text)
+    if size <= max_tokens:
+        yield _Piece(start, end, section, tokens=size)
         return
     # Prefer list items, then single lines, then sentences inside one long line.
     ranges = items or [(n, n + 1) for n in range(start, end)]
@@ -152,16 +171,24 @@ def _split_line(line: str, max_tokens: int) -> list[str]:
     return [p for p in parts if p.strip()] or [line]
 
 
-def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, limit: int) -> list[Chunk]:
+def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, limit: int,
+              day: str | None) -> list[Chunk]:
     """Merge pieces up to `target` tokens; a heading starts a chunk and never ends one.
 
     A block ending in a colon introduces the next one ("two causes:" + the list), so the
-    two stay together up to `limit` tokens.
+    two stay together up to `limit` tokens. A record stands alone; the headings above it
+    live on in its section.
     """
     groups: list[list[_Piece]] = []
     cur: list[_Piece] = []
     cur_tokens = 0
     for p in pieces:
+        if p.record:
+            if any(not q.is_heading for q in cur):
+                groups.append(cur)
+            groups.append([p])
+            cur, cur_tokens = [], 0
+            continue
         ptoks = count_tokens(_piece_text(p, lines))
         has_body = any(not q.is_heading for q in cur)
         partial_switch = cur and (p.text is not None or cur[-1].text is not None) and (
@@ -176,7 +203,7 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
     if cur:
         groups.append(cur)
     groups = _absorb_small(groups, lines, limit)
-    return [_make_chunk(g, lines, uri) for g in groups]
+    return [_make_chunk(g, lines, uri, day) for g in groups]
 
 
 def _absorb_small(groups, lines, limit):
@@ -185,10 +212,14 @@ def _absorb_small(groups, lines, limit):
     out: list[list[_Piece]] = []
     sizes: list[int] = []
     for g in groups:
+        if g[0].record:
+            out.append(g)
+            sizes.append(0)  # a record neither joins nor takes in another chunk
+            continue
         text = "".join(_piece_text(p, lines) for p in g if not p.is_heading).strip()
         size = sum(count_tokens(_piece_text(p, lines)) for p in g)
         if (out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None
-                and sizes[-1] + size <= limit):
+                and not out[-1][0].record and sizes[-1] + size <= limit):
             out[-1] = out[-1] + g
             sizes[-1] += size
         else:
@@ -201,7 +232,7 @@ def _piece_text(p: _Piece, lines) -> str:
     return p.text if p.text is not None else "\n".join(lines[p.start:p.end])
 
 
-def _make_chunk(group: list[_Piece], lines, uri) -> Chunk:
+def _make_chunk(group: list[_Piece], lines, uri, day: str | None) -> Chunk:
     first, last = group[0], group[-1]
     partial = [p for p in group if p.text is not None]
     if first.text is not None:
@@ -211,8 +242,17 @@ def _make_chunk(group: list[_Piece], lines, uri) -> Chunk:
     else:
         content = "\n".join(lines[first.start:last.end]).rstrip()
     body = next((p for p in group if not p.is_heading), first)
+    extra = {"date": day}
+    if first.record:
+        meta = item_meta(content, day)
+        extra = {"kind": "memory", "date": meta.date, "tags": meta.tags, "importance": meta.importance}
     return Chunk(uri=uri, start_line=first.start + 1, end_line=_last_line(first, last, lines),
-                 content=content, section=body.section, token_count=count_tokens(content))
+                 content=content, section=body.section, token_count=_count(group, content), **extra)
+
+
+def _count(group: list[_Piece], content: str) -> int:
+    known = group[0].tokens if len(group) == 1 and group[0].text is None else None
+    return count_tokens(content) if known is None else known  # trailing blanks hold no tokens
 
 
 def _last_line(first, last, lines) -> int:

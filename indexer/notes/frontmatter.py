@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import yaml
 
+from indexer.notes.memory_items import day_of
+
 
 @dataclass(frozen=True)
 class FrontMatter:
@@ -13,6 +15,7 @@ class FrontMatter:
     importance: int | None = None
     tags: tuple[str, ...] = ()
     evergreen: bool | None = None
+    date: str | None = None  # `date`, else `created`, as YYYY-MM-DD
     problem: str | None = None  # why the front matter was ignored, if it was
 
 
@@ -46,6 +49,7 @@ def _parse(block: str) -> FrontMatter:
         importance=_as_importance(data.get("importance")),
         tags=_as_tags(data.get("tags")),
         evergreen=data.get("evergreen") if isinstance(data.get("evergreen"), bool) else None,
+        date=day_of(data.get("date")) or day_of(data.get("created")),
     )
 
 

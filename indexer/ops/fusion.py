@@ -18,7 +18,8 @@ class Candidate:
     vec_rank: int | None = None
 
 
-def weighted(cands: list[Candidate], vector_weight: float, feedback_weight: float = 0.0) -> dict[tuple, dict]:
+def weighted(cands: list[Candidate], vector_weight: float, feedback_weight: float = 0.0,
+             memory_weight: float | None = None) -> dict[tuple, dict]:
     """score = (1-w)·text + w·minmax(cosine); a signal that missed a chunk gives 0.
 
     text = (minmax(bm25) + f·minmax(feedback bm25)) / (1 + f): with feedback weight f the
@@ -35,7 +36,9 @@ def weighted(cands: list[Candidate], vector_weight: float, feedback_weight: floa
     for c in cands:
         f, e, v = f_scale(c.bm25), e_scale(c.bm25_feedback), v_scale(c.similarity)
         text = (f + feedback_weight * e) / (1 + feedback_weight)
-        out[c.key] = {"score": (1 - vector_weight) * text + vector_weight * v, "fts": f, "feedback": e, "vector": v}
+        # a memory is a sentence or two: few words to match, so its meaning weighs more (memory_weight)
+        w = memory_weight if memory_weight is not None and c.row.get("kind") == "memory" else vector_weight
+        out[c.key] = {"score": (1 - w) * text + w * v, "fts": f, "feedback": e, "vector": v}
     return out
 
 

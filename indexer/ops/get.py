@@ -111,12 +111,12 @@ def _checked_uri(uri: str, space: str | None) -> str:
 
 
 def recent_records(stores: list[Store], limit: int = 10, space: str | None = None) -> list[dict]:
-    """The newest memories of the stores (by when they were first indexed), newest first."""
+    """The newest memories of the stores by their own date (then by when first indexed), newest first."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise InputError("limit must be a positive whole number, e.g. 10")
     space = space_name(space)
     rows = [(st.name, r) for st in stores for r in sql.newest_chunks(st.con, limit, space or "")]
-    rows.sort(key=lambda sr: -sr[1]["created_at"])
+    rows.sort(key=lambda sr: (sr[1]["memory_date"] or "", sr[1]["created_at"]), reverse=True)
     return [record_dict(name, r) for name, r in rows[:limit]]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 
 from indexer.index import db
@@ -21,7 +22,7 @@ def decay_store(st: Store, cfg: Config, now: float | None = None) -> dict:
     rows = sql.dynamics_inputs(st.con)
     changes = []
     for r in rows:
-        value = strength(now, r["created_at"], r["accessed_at"], r["importance"], r["reinforcement"],
+        value = strength(now, born(r), r["accessed_at"], r["importance"], r["reinforcement"],
                          r["access_count"], bool(r["evergreen"]), cfg.half_life_days)
         if abs(value - r["strength"]) > CHANGE_EPSILON:
             changes.append((value, r["id"]))
@@ -30,6 +31,16 @@ def decay_store(st: Store, cfg: Config, now: float | None = None) -> dict:
             sql.set_strengths(st.con, changes)
     return {"store": st.name, "chunks": len(rows), "updated": len(changes),
             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def born(row: dict) -> float:
+    """When a chunk's memory began: a memory's own date, else when its text was first indexed."""
+    if row["kind"] == "memory" and row["memory_date"]:
+        try:
+            return datetime.fromisoformat(row["memory_date"]).timestamp()
+        except ValueError:
+            pass
+    return row["created_at"]
 
 
 def cleanup_store(st: Store) -> dict:

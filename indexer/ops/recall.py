@@ -116,16 +116,28 @@ def memory_text(content: str) -> str:
 
 
 def _source(h) -> str:
-    return f" (source: {h.uri}#L{h.start_line}-L{h.end_line})"
+    lines = f"L{h.start_line}" if h.start_line == h.end_line else f"L{h.start_line}-L{h.end_line}"
+    return f" (source: {h.uri}#{lines})"
+
+
+def _stamp(h) -> str:
+    return f"[{h.date.replace('T', ' ')}] " if h.kind == "memory" and h.date else ""
 
 
 def _smallest_line(h) -> int:
-    """The block size that holds this memory: header, its source and the shortest text shown."""
-    return len(HEADER) + 1 + len("- ") + min(validation.MIN_TEXT_CHARS, len(memory_text(h.content))) + len(_source(h))
+    """The block size that holds this memory: header, its date, its source and the shortest text shown
+    (a memory is shown whole)."""
+    text = len(memory_text(h.content))
+    shown = text if h.kind == "memory" else min(validation.MIN_TEXT_CHARS, text)
+    return len(HEADER) + 1 + len("- ") + len(_stamp(h)) + shown + len(_source(h))
 
 
 def render_memories(hits, max_chars: int) -> list[dict]:
-    """Best first, no duplicate (same text or overlapping lines), lines fitting within max_chars."""
+    """Best first, no duplicate (same text or overlapping lines), within max_chars.
+
+    A memory is whole or absent: one that does not fit is skipped for the next that does.
+    A document section may be shortened to fill the room that is left.
+    """
     used = len(HEADER)
     seen_text: set[str] = set()
     spans: list[tuple[str, str, int, int]] = []
@@ -138,15 +150,16 @@ def render_memories(hits, max_chars: int) -> list[dict]:
         if any(s == h.store and u == h.uri and a <= h.end_line and h.start_line <= b for s, u, a, b in spans):
             continue
         source = _source(h)
-        room = max_chars - used - 1 - len("- ") - len(source)
-        if room < min(validation.MIN_TEXT_CHARS, len(text)):
-            break
+        stamp = _stamp(h)
+        room = max_chars - used - 1 - len("- ") - len(stamp) - len(source)
         if len(text) > room:
+            if h.kind == "memory" or room < 40:
+                continue
             text = text[:room - 1].rstrip() + "…"
-        line = f"- {text}{source}"
+        line = f"- {stamp}{text}{source}"
         used += 1 + len(line)
         seen_text.add(key)
         spans.append((h.store, h.uri, h.start_line, h.end_line))
         out.append({"line": line, "text": text, "uri": h.uri, "start_line": h.start_line, "end_line": h.end_line,
-                    "store": h.store, "score": round(h.score, 6), "id": h.id})
+                    "store": h.store, "score": round(h.score, 6), "id": h.id, "kind": h.kind, "date": h.date})
     return out

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from indexer.index import db
 from indexer.ops import feedback
+from indexer.ops import episodes
 from indexer.ops import fusion
 from indexer.ops import query_match
+from indexer.ops import timespan
 from indexer.ops import vector_matrix
 from indexer.index import sql
 from indexer.config import Config
@@ -30,10 +32,13 @@ class Query:
     min_score: float = 0.0
     explain: bool = False
     space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
+    since: str | None = None  # ISO day: memories dated on or after it
+    until: str | None = None  # ISO day: memories dated before it (the day after the --until day)
 
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
-               min_score: float | None = None, explain: bool = False, space: str | None = None) -> Query:
+               min_score: float | None = None, explain: bool = False, space: str | None = None,
+               since=None, until=None) -> Query:
     text = validation.text("query", text, '"backup plan"')
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
@@ -44,8 +49,9 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
     space = space_name(space)
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
+    since, until = timespan.bounds(since, until)
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=min_score, explain=explain, space=space)
+                 min_score=min_score, explain=explain, space=space, since=since, until=until)
 
 
 def _valid_text(text: str) -> str:
@@ -76,7 +82,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
         scored = fusion.rrf(listed, cfg.rrf_k)
     else:
         w = cfg.vector_weight_han if has_han(q.text) else cfg.vector_weight
-        scored = fusion.weighted(listed, w, cfg.feedback_weight if fb else 0.0)
+        scored = fusion.weighted(listed, w, cfg.feedback_weight if fb else 0.0, cfg.vector_weight_memory)
     hits = []
     for key, parts in scored.items():
         c = cands[key]
@@ -86,11 +92,12 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
             continue
         explain = None
         if q.explain:
-            explain = {"mode": mode, **{k: round(v, 6) for k, v in parts.items() if k != "score"},
+            explain = {"mode": mode, "record": c.row["kind"], **{k: round(v, 6) for k, v in parts.items() if k != "score"},
                        "bm25": c.bm25, "cosine": c.similarity, "fts_rank": c.fts_rank, "vector_rank": c.vec_rank,
                        "feedback_bm25": c.bm25_feedback, "feedback_words": list(expanded.get(key[0], ())),
                        "relevance": round(parts["score"], 6), "strength": c.row["strength"], "dynamics": round(mult, 6)}
-        hits.append(_hit(c, key[0], score, explain))
+        hits.append(row_hit(c.row, key[0], score, explain))
+    hits = episodes.lift(hits, q.text)
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
     return hits[:q.limit]
 
@@ -105,7 +112,7 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     words: tuple[str, ...] = ()
     if match:
         found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under,
-                               space=space_filter(st, q.space))
+                               space=space_filter(st, q.space), since=q.since, until=q.until)
         ideal = query_match.ideal_bm25(st.con, q.text) if found else 1.0  # stores on one scale
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
@@ -114,9 +121,10 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
         space = space_filter(st, q.space)
-        near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None else None
+        dated = q.since is not None or q.until is not None
+        near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None and not dated else None
         if near is None:  # no matrix kept (one-shot), or a filter: sqlite-vec's filtered scan
-            near = sql.vector_search(st.con, qvec, pool, under=q.under, space=space)
+            near = sql.vector_search(st.con, qvec, pool, under=q.under, space=space, since=q.since, until=q.until)
         for rank, r in enumerate(near, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.similarity, c.vec_rank = r["similarity"], rank
@@ -142,7 +150,8 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
         lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
     if not exp.words:
         return ()
-    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space))
+    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space),
+                           since=q.since, until=q.until)
     ideal = query_match.ideal_bm25(st.con, " ".join(exp.words)) if found else 1.0
     for r in found:
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
@@ -150,8 +159,9 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
     return exp.words
 
 
-def _hit(c: fusion.Candidate, store_name: str, score: float, explain) -> Hit:
-    r = c.row
+def row_hit(r: dict, store_name: str, score: float, explain: dict | None = None) -> Hit:
+    """A chunk row as the hit every caller sees."""
     return Hit(id=r["id"], uri=r["uri"], start_line=r["start_line"], end_line=r["end_line"], section=r["section"],
                content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
-               reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain)
+               reinforcement=r["reinforcement"], access_count=r["access_count"], explain=explain, kind=r["kind"],
+               date=r["memory_date"])

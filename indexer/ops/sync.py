@@ -12,10 +12,12 @@ import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
-from indexer.notes.chunker import parse_note
+from indexer.notes.chunker import CHUNKER_VERSION, parse_note
+from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
 from indexer.errors import NoteError
 from indexer.models import Note
+from indexer.ops.continuity import Released, write_note
 from indexer.ops.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
@@ -73,14 +75,14 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     _fill_missing_vectors(st, embedder, report)
     if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
         with db.transaction(st.con):
-            sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg)})
+            sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})
     report.seconds = time.perf_counter() - t0
     return report
 
 
 def chunking_id(cfg: Config) -> str:
-    """The chunking settings an index was built with (its chunker and tokenizer versions are checked apart)."""
-    return f"target={cfg.chunk_target_tokens},max={cfg.chunk_max_tokens}"
+    """How an index's notes were chunked: the chunker's version and its settings (a change re-chunks all)."""
+    return f"{CHUNKER_VERSION}:target={cfg.chunk_target_tokens},max={cfg.chunk_max_tokens}"
 
 
 def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, reinforce: bool = True) -> SyncReport:
@@ -108,8 +110,19 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
 
 def remove_file(st: Store, uri: str, report: SyncReport) -> None:
     with db.transaction(st.con):
+        with_vec = sql.has_vec_table(st.con)
+        rows = [(r, sql.vector_for_id(st.con, r["id"]) if with_vec else None) for r in sql.chunks_for_uri(st.con, uri)]
         report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
+        for r, vec in rows:  # a memory moved to another note takes its counters (and vector) along
+            released(st).release(st.con, r, vec)
     report.deleted += 1
+
+
+def released(st: Store) -> Released:
+    """The store's pool of counters of rows removed lately (lives as long as the open store)."""
+    if st.released is None:
+        st.released = Released()
+    return st.released
 
 
 @dataclass
@@ -182,7 +195,7 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
     for p in prepared.pending:
         with db.transaction(st.con):
             if p.note is not None:
-                counts = sql.upsert_note(st.con, p.note, vectors, st.with_vec)
+                counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, released(st))
                 report.chunks_added += counts["added"]
                 report.chunks_kept += counts["kept"]
                 report.chunks_removed += counts["removed"]
@@ -221,20 +234,25 @@ def _known_vectors(st: Store, notes: list[Note], cache: dict | None, in_flight: 
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
     for note in notes:
+        # text this note already holds keeps its row and vector: one edit in a 10,000-memory note
+        # must not look up 10,000 vectors
+        have = sql.hashes_for_uri(st.con, note.uri)
         for ch in note.chunks:
             h = ch.content_hash
-            if h in vectors or h in todo:
+            if h in vectors or h in todo or h in have:
                 continue
             v = cache.get(h) if cache else None
             if v is None and h in in_flight:
                 vectors[h] = None
                 continue
             if v is None:
+                v = released(st).vector(h)  # e.g. a note saved by truncating it first
+            if v is None:
                 v = sql.vector_for_hash(st.con, h)
             if v is not None:
                 vectors[h] = v
             else:
-                todo[h] = ch.content
+                todo[h] = text_to_embed(ch.content, ch.kind, ch.section)
     return vectors, todo
 
 
@@ -260,7 +278,7 @@ def _fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
     missing = sql.hashes_missing_vectors(st.con)
     if not missing:
         return
-    vecs = embedder.embed_documents(list(missing.values()))
+    vecs = embedder.embed_documents([text_to_embed(r["content"], r["kind"], r["section"]) for r in missing.values()])
     with db.transaction(st.con):
         sql.fill_vectors(st.con, dict(zip(missing.keys(), vecs)))
     report.embedded += len(missing)
