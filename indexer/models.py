@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 
-
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -64,9 +64,11 @@ def test_perf_smoke(tmp_path):
                     "--work", str(tmp_path / "perf"), "--out", str(out)],
                    env=_env(), check=True, capture_output=True, text=True, timeout=300)
     res = json.loads(out.read_text())["results"][0]
-    assert res["chunks"] > 0 and res["cold"]["chunks_per_s"] > 0 and res["raw_embed"]["chunks_per_s"] > 0
+    assert res["chunks"] > 0 and res["cold"]["embedded"] > 0 and res["cold"]["embedded_per_s"] > 0
+    assert res["raw_embed"]["texts_per_s"] > 0 and res["cold_to_raw"] > 0 and res["rebuild_no_cache_to_raw"] > 0
+    assert res["search"][str(res["chunks"])]["matrix"]["recall_at_10"] >= 0.9
     built = res["search"][str(res["chunks"])]
-    assert set(built) == {"in_process", "daemon"}
+    assert set(built) == {"in_process", "daemon", "matrix", "load_before"}
     assert set(built["in_process"]) == {"fts", "vector", "hybrid"}
     padded = max(int(k) for k in res["search"])
     assert padded >= 120  # padded through the storage layer

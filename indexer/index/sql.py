@@ -630,3 +630,49 @@ def delete_chunk_rows(con, uri: str) -> int:
         delete_vectors(con, ids)
     con.execute("DELETE FROM chunks WHERE uri = ?", (uri,))
     return len(ids)
+
+
+# ---- the in-memory vector matrix's view of sqlite-vec ---------------------------------------
+# vec0 keeps id -> rowid in its shadow table chunks_vec_rowids; rowids are AUTOINCREMENT, so a
+# row written after another always has a larger one, and (largest rowid, count) changes with any write.
+
+def vector_signature(con) -> tuple:
+    """What changes with any write of vectors: (largest rowid ever given, count, (rowid, id) of the first and
+    of the last row). The two ends tell a file swapped in by rebuild from the same file written further."""
+    if not has_vec_table(con):
+        return 0, 0, None, None
+    top = db.rows(con, "SELECT seq FROM sqlite_sequence WHERE name = 'chunks_vec_rowids'")
+    n = db.rows(con, "SELECT count(*) AS n FROM chunks_vec_rowids")[0]["n"]
+    first = con.execute("SELECT rowid, id FROM chunks_vec_rowids ORDER BY rowid LIMIT 1").fetchall()
+    last = con.execute("SELECT rowid, id FROM chunks_vec_rowids ORDER BY rowid DESC LIMIT 1").fetchall()
+    return (top[0]["seq"] if top else 0), n, (tuple(first[0]) if first else None), (tuple(last[0]) if last else None)
+
+
+def vectors_after(con, rowid: int):
+    """(rowid, id, vector) of every vector written after `rowid`, oldest first, streamed."""
+    listed = list(con.execute("SELECT rowid, id FROM chunks_vec_rowids WHERE rowid > ? ORDER BY rowid", (rowid,)))
+    found = vectors_for_ids(con, [cid for _rid, cid in listed])
+    for rid, cid in listed:
+        if cid in found:
+            yield rid, cid, found[cid]
+
+
+def all_vectors_with_rowid(con):
+    """(rowid, id, vector) of every vector, streamed in storage order, for a full load."""
+    for rid, cid, blob in con.execute("SELECT r.rowid, v.id, v.embedding FROM chunks_vec v JOIN chunks_vec_rowids r ON r.id = v.id"):
+        yield rid, cid, db.blob_vector(blob)
+
+
+def vector_rowids(con) -> list[int]:
+    return [r[0] for r in con.execute("SELECT rowid FROM chunks_vec_rowids")]
+
+
+def vectors_for_ids(con, ids: list[str]) -> dict[str, np.ndarray]:
+    """Exact vectors of a few ids (missing ones are left out: removed since they were listed)."""
+    if not ids or not has_vec_table(con):
+        return {}
+    out = {}
+    for cid in ids:
+        for (blob,) in con.execute("SELECT embedding FROM chunks_vec WHERE id = ?", (cid,)):
+            out[cid] = db.blob_vector(blob)
+    return out

@@ -6,7 +6,6 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-import rjieba
 
 # Bump when document tokens change: an index built with other tokens must be rebuilt.
 TOKENIZER_VERSION = "jieba-colocated-1"
@@ -27,12 +26,18 @@ _ZH_STOP = frozenset("的 了 是 在 和 与 及 吗 呢 吧 啊 呀 哪些 什
                       "我 你 他 她 它 我们 你们 他们 她们 请问 一下".split())
 
 
+def _rjieba():
+    """rjieba reads its dictionary when imported (0.13 s or more): only text with Chinese pays for it."""
+    import rjieba
+    return rjieba
+
+
 @lru_cache(maxsize=65536)
 def _han_expansions(word: str) -> tuple[str, ...]:
     """The word, its search sub-words and its single characters, deduplicated."""
     out = [word]
     if len(word) > 1:
-        for sub in rjieba.cut_for_search(word):
+        for sub in _rjieba().cut_for_search(word):
             if sub not in out:
                 out.append(sub)
         for ch in word:
@@ -51,7 +56,7 @@ def document_tokens(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
         han, single, word = m.groups()
         if han:
             pos = m.start()
-            for w in rjieba.cut(han):
+            for w in _rjieba().cut(han):
                 yield pos, pos + len(w), _han_expansions(w)
                 pos += len(w)
         elif single:
@@ -79,7 +84,7 @@ def query_tokens(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
         han, single, word = m.groups()
         if han:
             pos = m.start()
-            for w in rjieba.cut(han):
+            for w in _rjieba().cut(han):
                 yield pos, pos + len(w), (w,)
                 pos += len(w)
         elif single:

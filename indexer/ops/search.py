@@ -10,6 +10,7 @@ from indexer.ops import episodes
 from indexer.ops import fusion
 from indexer.ops import query_match
 from indexer.ops import timespan
+from indexer.ops import vector_matrix
 from indexer.index import sql
 from indexer.config import Config
 from indexer import validation
@@ -119,16 +120,18 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
         if fb and fb[0] > 0 and fb[1] > 0 and found:
             words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
     if qvec is not None and st.with_vec:
-        for rank, r in enumerate(sql.vector_search(st.con, qvec, pool, under=q.under, space=space_filter(st, q.space),
-                                                   since=q.since, until=q.until), 1):
+        space = space_filter(st, q.space)
+        dated = q.since is not None or q.until is not None
+        near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None and not dated else None
+        if near is None:  # no matrix kept (one-shot), or a filter: sqlite-vec's filtered scan
+            near = sql.vector_search(st.con, qvec, pool, under=q.under, space=space, since=q.since, until=q.until)
+        for rank, r in enumerate(near, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.similarity, c.vec_rank = r["similarity"], rank
         # full-text candidates the KNN pool missed still get their true cosine
-        for (name, cid), c in cands.items():
-            if name == st.name and c.similarity is None:
-                v = sql.vector_for_id(st.con, cid)
-                if v is not None:
-                    c.similarity = float(v @ qvec)
+        missed = [cid for (name, cid), c in cands.items() if name == st.name and c.similarity is None]
+        for cid, sim in vector_matrix.cosines(st, qvec, missed).items():
+            cands[(st.name, cid)].similarity = sim
     return words
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,12 @@ class _Pending:
 
 def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinforce: bool = True,
                cache: dict | None = None) -> SyncReport:
-    """Incremental sync of a whole store: new, changed and deleted files only."""
+    """Incremental sync of a whole store: new, changed and deleted files only.
+
+    Embedding runs one batch ahead on its own thread: while the model embeds a batch's new text
+    (numpy's matrix products release the GIL), this thread parses the next batch and writes the
+    previous one, so a build keeps every core busy instead of waiting on the model.
+    """
     t0 = time.perf_counter()
     report = SyncReport(store=st.name)
     known = sql.all_documents(st.con)
@@ -50,14 +56,20 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     report.files = len(notes)
     seen = set()
     batch: list[tuple[str, Path]] = []
-    for i, (uri, path) in enumerate(notes):
-        seen.add(uri)
-        batch.append((uri, path))
-        if len(batch) >= FILES_PER_BATCH or i == len(notes) - 1:
-            index_files(st, batch, embedder, cfg, report, changed_since, warn, reinforce, cache, finder)
-            batch = []
-        if progress:
-            progress(i + 1, len(notes))
+    ahead: _Prepared | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdmem-embed") as pool:
+        for i, (uri, path) in enumerate(notes):
+            seen.add(uri)
+            batch.append((uri, path))
+            if len(batch) >= FILES_PER_BATCH or i == len(notes) - 1:
+                prepared = _prepare(st, batch, embedder, cfg, report, changed_since, warn, cache, pool, ahead)
+                if ahead is not None:
+                    _write(st, ahead, cfg, report, warn, reinforce, finder)
+                ahead, batch = prepared, []
+            if progress:
+                progress(i + 1, len(notes))
+        if ahead is not None:
+            _write(st, ahead, cfg, report, warn, reinforce, finder)
     for uri in sorted(set(known) - seen):
         remove_file(st, uri, report)
     _fill_missing_vectors(st, embedder, report)
@@ -113,8 +125,36 @@ def released(st: Store) -> Released:
     return st.released
 
 
+@dataclass
+class _Prepared:
+    """One batch parsed, its known vectors found and its new text handed to the model."""
+
+    pending: list[_Pending]
+    vectors: dict[str, np.ndarray]  # hash -> vector: reused now, embedded ones added by resolve()
+    todo: list[str]  # hashes this batch embeds
+    embedding: Future | None = None
+    borrowed: dict[str, "_Prepared"] = field(default_factory=dict)  # text the batch before embeds
+
+    def resolve(self) -> dict[str, np.ndarray]:
+        if self.embedding is not None:
+            self.vectors.update(zip(self.todo, self.embedding.result()))
+            self.embedding = None
+        for h, other in self.borrowed.items():
+            self.vectors[h] = other.vectors[h]
+        self.borrowed = {}
+        return self.vectors
+
+
 def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, known: dict, warn, reinforce: bool,
                 cache: dict | None = None, finder: RestatementFinder | None = None) -> None:
+    prepared = _prepare(st, batch, embedder, cfg, report, known, warn, cache)
+    if prepared is not None:
+        _write(st, prepared, cfg, report, warn, reinforce, finder)
+
+
+def _prepare(st: Store, batch, embedder, cfg: Config, report: SyncReport, known: dict, warn, cache=None,
+             pool: ThreadPoolExecutor | None = None, before: _Prepared | None = None) -> _Prepared | None:
+    """Read and parse what changed; start embedding its new text (on pool's thread when given)."""
     pending: list[_Pending] = []
     for uri, path in batch:
         try:
@@ -127,13 +167,32 @@ def index_files(st: Store, batch, embedder, cfg: Config, report: SyncReport, kno
         else:
             pending.append(item)
     if not pending:
-        return
-    vectors, fresh = _embed_new_text(st, [p.note for p in pending if p.note], embedder, cache)
+        return None
+    in_flight = set(before.todo) if before is not None else set()
+    vectors, todo = _known_vectors(st, [p.note for p in pending if p.note], cache, in_flight)
+    prepared = _Prepared(pending, vectors, list(todo))
+    prepared.borrowed = {h: before for h in prepared.vectors.keys() & in_flight}
+    for h in prepared.borrowed:
+        del prepared.vectors[h]
+    if todo:
+        texts = list(todo.values())
+        if pool is None:
+            prepared.vectors.update(zip(prepared.todo, embedder.embed_documents(texts)))
+        else:
+            prepared.embedding = pool.submit(embedder.embed_documents, texts)
+    return prepared
+
+
+def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn, reinforce: bool,
+           finder: RestatementFinder | None) -> None:
+    """Write a prepared batch, one short transaction per file, once its vectors are there."""
+    vectors = prepared.resolve()
+    fresh = set(prepared.todo)
     report.embedded += len(fresh)
     if reinforce and st.with_vec:
         finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
         finder.start_batch({h: vectors[h] for h in fresh})
-    for p in pending:
+    for p in prepared.pending:
         with db.transaction(st.con):
             if p.note is not None:
                 counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, released(st))
@@ -165,10 +224,13 @@ def _read_changed(uri: str, path: Path, doc: dict | None, cfg: Config) -> _Pendi
     return _Pending(uri, st1.st_size, st1.st_mtime_ns, sha, note)
 
 
-def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None = None) -> tuple[dict[str, np.ndarray], set[str]]:
-    """Vectors for every chunk hash of these notes: reused from the store, else embedded now."""
+def _known_vectors(st: Store, notes: list[Note], cache: dict | None, in_flight: set[str]) -> tuple[dict, dict]:
+    """(hash -> vector reused from the cache or the store, hash -> text still to embed) for these notes.
+
+    Text the batch before is embedding right now is marked with a None vector: borrowed, not embedded twice.
+    """
     if not st.with_vec:
-        return {}, set()
+        return {}, {}
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
     for note in notes:
@@ -176,21 +238,22 @@ def _embed_new_text(st: Store, notes: list[Note], embedder, cache: dict | None =
         # must not look up 10,000 vectors
         have = sql.hashes_for_uri(st.con, note.uri)
         for ch in note.chunks:
-            if ch.content_hash in vectors or ch.content_hash in todo or ch.content_hash in have:
+            h = ch.content_hash
+            if h in vectors or h in todo or h in have:
                 continue
-            v = cache.get(ch.content_hash) if cache else None
+            v = cache.get(h) if cache else None
+            if v is None and h in in_flight:
+                vectors[h] = None
+                continue
             if v is None:
-                v = released(st).vector(ch.content_hash)  # e.g. a note saved by truncating it first
+                v = released(st).vector(h)  # e.g. a note saved by truncating it first
             if v is None:
-                v = sql.vector_for_hash(st.con, ch.content_hash)
+                v = sql.vector_for_hash(st.con, h)
             if v is not None:
-                vectors[ch.content_hash] = v
+                vectors[h] = v
             else:
-                todo[ch.content_hash] = text_to_embed(ch.content, ch.kind, ch.section)
-    if todo:
-        embedded = embedder.embed_documents(list(todo.values()))
-        vectors.update(zip(todo.keys(), embedded))
-    return vectors, set(todo)
+                todo[h] = text_to_embed(ch.content, ch.kind, ch.section)
+    return vectors, todo
 
 
 def _reinforce_restated(st: Store, note: Note, new_hashes: list[str], fresh: set[str], vectors,

