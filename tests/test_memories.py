@@ -138,7 +138,7 @@ def test_a_record_holding_several_paragraphs_is_not_replaced_by_one_text(make_me
 
 def test_a_daemon_reader_edits_through_the_stores_writer(served):
     """Under the daemon, update and forget write the note and leave every index write to the writer."""
-    from indexer.daemon.store_writer import Job
+    from indexer.daemon.jobs import Job
     daemon, writer, home = served
     mem = daemon.reader()
     added = mem.add("The harbour master feeds the gulls at dawn", type="fact")
