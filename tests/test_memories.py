@@ -3,7 +3,7 @@
 import pytest
 
 from indexer.errors import ConflictError, InputError, NotFoundError
-from indexer.index import sql
+from indexer.index import db, sql
 from test_one_writer import served  # noqa: F401  (a daemon's writer thread on a real store)
 
 # each memory under its own heading: one record each, however list items are chunked
@@ -46,7 +46,7 @@ def test_update_changes_only_the_memory_keeps_stamp_and_counters_and_indexes(mak
     hit = _hit(mem, "coffee without sugar")
     mem.search("coffee without sugar")  # a second access
     st = mem.stores("global")[0]
-    with sql.db.transaction(st.con):
+    with db.transaction(st.con):
         sql.increment_reinforcement(st.con, [hit.id], 2.0)
     before = _note(mem)
     res = mem.update(hit.id, "I now take my coffee with oat milk.", expected_hash=mem.get(hit.id)["hash"])
@@ -138,7 +138,7 @@ def test_a_record_holding_several_paragraphs_is_not_replaced_by_one_text(make_me
 
 def test_a_daemon_reader_edits_through_the_stores_writer(served):
     """Under the daemon, update and forget write the note and leave every index write to the writer."""
-    from indexer.daemon.store_writer import Job
+    from indexer.daemon.jobs import Job
     daemon, writer, home = served
     mem = daemon.reader()
     added = mem.add("The harbour master feeds the gulls at dawn", type="fact")

@@ -9,7 +9,8 @@ import pytest
 
 from indexer import config
 from indexer.daemon.service import Daemon
-from indexer.daemon.store_writer import Job, StoreWriter
+from indexer.daemon.jobs import Job
+from indexer.daemon.store_writer import StoreWriter
 from indexer.embedder import load_embedder
 from indexer.index import db
 from indexer.memory import Memory

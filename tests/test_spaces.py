@@ -96,7 +96,7 @@ def test_space_knn_and_the_exact_scan_agree(make_memory, monkeypatch):
     mem = make_memory(notes)
     for space in (None, "bob", "alice"):
         knn = [(h.id, round(h.score, 6)) for h in mem.search("feeding the cat", mode="vector", space=space)]
-        monkeypatch.setattr(sql, "KNN_MAX", 1)
+        monkeypatch.setattr(sql.queries, "KNN_MAX", 1)
         exact = [(h.id, round(h.score, 6)) for h in mem.search("feeding the cat", mode="vector", space=space)]
         monkeypatch.undo()
         assert knn == exact and knn

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from indexer.daemon.store_writer import Job
+from indexer.daemon.jobs import Job
 
 HELD_BUDGET_S = 5.0  # systemd waits 90 s for a stop; a save is worth a few of them, a stuck model is not
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.daemon.store_writer import Job
+from indexer.daemon.jobs import Job
 from indexer.errors import StoreError
 from indexer.memory import Memory
 from indexer.models import Hit, SyncReport, VerifyReport

@@ -19,7 +19,8 @@ from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
 from indexer.index.stores import identity, store_roots
-from indexer.daemon.store_writer import Job, Reply, StoreWriter
+from indexer.daemon.jobs import Job, Reply
+from indexer.daemon.store_writer import StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import os
 import queue
 import threading
@@ -21,55 +20,11 @@ from indexer.ops.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.ops.sync import index_paths, sync_store
+from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
 from indexer.daemon.stall import Stall
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
 ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
-
-
-class Job(str, enum.Enum):
-    """Every change to a store's index, done by its writer thread alone (readers never write)."""
-
-    ROOT = "root"  # look whether the root folder or index file was deleted or replaced
-    PATHS = "paths"  # index these changed paths (watcher events, or a note just written by `add`)
-    RECONCILE = "reconcile"  # bring the whole store in step with its notes (start-up, `index`, schedule)
-    DECAY = "decay"
-    CLEANUP = "cleanup"
-    REBUILD = "rebuild"
-    VERIFY = "verify"  # check, and with a true payload repair
-    ACCESS = "access"  # count records handed to a caller (fire and forget)
-    REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
-    RETRY = "retry"  # the work a full disk or read-only store stopped (a reconcile finds all of it)
-    CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
-
-
-# jobs whose success shows the store takes writes again (a look at the root, a decay or counting
-# pass that found nothing to change, a verify: none of them wrote)
-PROVES_WRITES = (Job.PATHS, Job.RECONCILE, Job.RETRY, Job.REBUILD, Job.CLEANUP, Job.REINFORCE)
-
-
-class Stopping(Exception):
-    """Raised inside long work when a stop was requested, between committed files."""
-
-
-class Reply:
-    """How a writer hands progress and the result of a job back to a waiting socket request."""
-
-    def __init__(self, progress=None):
-        self.progress = progress
-        self.done = threading.Event()
-        self.result = None
-        self.error: BaseException | None = None
-
-    def finish(self, result=None, error: BaseException | None = None) -> None:
-        self.result, self.error = result, error
-        self.done.set()
-
-    def wait(self):
-        self.done.wait()
-        if self.error is not None:
-            raise self.error
-        return self.result
 
 
 class StoreWriter(threading.Thread):

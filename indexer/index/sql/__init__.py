@@ -1,0 +1,28 @@
+"""All SQL of an index file, one named function per statement; callers use `sql.<name>` from here."""
+
+from __future__ import annotations
+
+from indexer.index.sql.schema import (  # noqa: F401
+    has_schema, init_schema, read_meta, write_meta, has_vec_table, create_vec_table, identity_problems,
+    check_identity, bind_identity, SCHEMA_VERSION,
+)
+from indexer.index.sql.records import (  # noqa: F401
+    get_document, all_documents, put_document, chunks_for_uri, vector_for_id, vector_for_hash, insert_chunk,
+    delete_chunk, put_vector, move_chunk, update_chunk_meta, meta_differs, hashes_for_uri, delete_by_uri,
+    hashes_missing_vectors, fill_vectors, vectors_by_hash, counters_by_uri_hash, restore_counters,
+)
+from indexer.index.sql.queries import (  # noqa: F401
+    has_spaces, fts_search, term_doc_counts, chunk_count, vector_search, find_similar, vectors_with_uri,
+    chunk_exists, chunks_by_ids, KNN_MAX,
+)
+from indexer.index.sql.counters import (  # noqa: F401
+    increment_reinforcement, increment_access_count, carry_counters, newest_chunks, get_stats,
+    dynamics_inputs, set_strengths, set_chunk_times, chunk_strengths, document_uris, uris_without_document,
+    delete_orphan_vectors, fts_optimize, vec_version, wal_checkpoint,
+)
+from indexer.index.sql.checks import (  # noqa: F401
+    chunk_uris, vec_table_dimension, orphan_vector_ids, chunks_without_vector, vectors_of_wrong_length,
+    chunks_missing_fts, fts_orphan_rowids, fts_integrity_problem, rebuild_fts, delete_vectors,
+    delete_document, delete_chunk_rows, vector_signature, vectors_after, all_vectors_with_rowid,
+    vector_rowids, vectors_for_ids,
+)

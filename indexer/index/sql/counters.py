@@ -1,0 +1,112 @@
+"""Counters, stats and the passes' statements: access and reinforcement, strength, cleanup, WAL."""
+
+from __future__ import annotations
+
+import time
+
+from indexer.index import db
+from indexer.index.sql.queries import _with_space
+from indexer.index.sql.schema import _SELECT, has_vec_table
+
+
+# ---- counters and stats ------------------------------------------------------------------
+
+def increment_reinforcement(con, ids: list[str], amount: float = 1.0) -> None:
+    now = time.time()
+    for i in ids:
+        con.execute("UPDATE chunks SET reinforcement = reinforcement + ?, updated_at = ? WHERE id = ?", (amount, now, i))
+
+
+def increment_access_count(con, ids: list[str]) -> None:
+    now = time.time()
+    for i in ids:
+        con.execute("UPDATE chunks SET access_count = access_count + 1, accessed_at = ?, updated_at = ? WHERE id = ?",
+                    (now, now, i))
+
+
+def carry_counters(con, chunk_id: str, old: dict) -> int:
+    """An edited memory keeps what it had earned: reinforcement, accesses, strength and age."""
+    return con.execute("UPDATE chunks SET reinforcement = ?, access_count = ?, accessed_at = ?, strength = ?,"
+                       " created_at = ? WHERE id = ?",
+                       (old["reinforcement"], old["access_count"], old["accessed_at"], old["strength"],
+                        old["created_at"], chunk_id)).getconnection().changes()
+
+
+def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
+    """The newest memories by their own date (then by when first indexed), optionally of one space."""
+    where, params = _with_space("", [], space)
+    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
+                   " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
+
+
+def get_stats(con) -> dict:
+    total = db.rows(con, "SELECT count(*) AS chunks, count(DISTINCT uri) AS files, coalesce(sum(token_count), 0) AS tokens,"
+                         " coalesce(sum(access_count), 0) AS accesses, coalesce(sum(reinforcement), 0) AS reinforcement"
+                         " FROM chunks")[0]
+    by_type = {r["type"]: r["n"] for r in db.rows(con, "SELECT type, count(*) AS n FROM chunks GROUP BY type ORDER BY type")}
+    by_kind = {"memory": 0, "section": 0}
+    by_kind.update((r["kind"], r["n"]) for r in db.rows(con, "SELECT kind, count(*) AS n FROM chunks GROUP BY kind"))
+    docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
+    vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
+    return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type,
+            "memories": by_kind["memory"], "sections": by_kind["section"]}
+
+
+# ---- dynamics and cleanup ------------------------------------------------------------------
+
+def dynamics_inputs(con) -> list[dict]:
+    """What the decay pass needs of every chunk."""
+    return db.rows(con, "SELECT id, created_at, accessed_at, importance, reinforcement, access_count, evergreen,"
+                        " strength, kind, memory_date FROM chunks")
+
+
+def set_strengths(con, changes: list[tuple[float, str]]) -> int:
+    """changes: (strength, chunk id) pairs; call inside a transaction."""
+    for value, chunk_id in changes:
+        con.execute("UPDATE chunks SET strength = ? WHERE id = ?", (value, chunk_id))
+    return len(changes)
+
+
+def set_chunk_times(con, uri: str, created_at: float, accessed_at: float | None) -> int:
+    """Move a note's chunks back in time (tests and benchmarks simulate old memories with it)."""
+    return con.execute("UPDATE chunks SET created_at = ?, accessed_at = ? WHERE uri = ?",
+                       (created_at, accessed_at, uri)).getconnection().changes()
+
+
+def chunk_strengths(con, uri: str) -> list[float]:
+    return [r["strength"] for r in db.rows(con, "SELECT strength FROM chunks WHERE uri = ? ORDER BY start_line", (uri,))]
+
+
+def document_uris(con) -> list[str]:
+    return [r["uri"] for r in db.rows(con, "SELECT uri FROM documents ORDER BY uri")]
+
+
+def uris_without_document(con) -> list[str]:
+    """Chunk rows whose file has no document row (left by an interrupted write or an old bug)."""
+    return [r["uri"] for r in db.rows(con, "SELECT DISTINCT c.uri AS uri FROM chunks c"
+                                           " LEFT JOIN documents d ON d.uri = c.uri WHERE d.uri IS NULL")]
+
+
+def delete_orphan_vectors(con) -> int:
+    """Vectors whose chunk is gone (including any left by a previous embedder's rows)."""
+    if not has_vec_table(con):
+        return 0
+    orphans = [r["id"] for r in db.rows(con, "SELECT v.id AS id FROM chunks_vec v LEFT JOIN chunks c ON c.id = v.id"
+                                             " WHERE c.id IS NULL")]
+    for chunk_id in orphans:
+        con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
+    return len(orphans)
+
+
+def fts_optimize(con) -> None:
+    con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+
+
+def vec_version(con) -> str:
+    return con.execute("SELECT vec_version()").fetchall()[0][0]
+
+
+def wal_checkpoint(con) -> dict:
+    """Fold the WAL into the main file and truncate it (outside any transaction)."""
+    busy, log, done = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    return {"busy": busy, "wal_pages": log, "checkpointed": done}

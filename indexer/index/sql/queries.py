@@ -1,0 +1,157 @@
+"""The searches: full text, nearest vectors, spaces and date filters, records by id."""
+
+from __future__ import annotations
+
+from indexer.index import db
+from indexer.notes.spaces import FOLDER, space_prefix
+from indexer.index.sql.schema import _SELECT, has_vec_table
+
+
+# ---- searches --------------------------------------------------------------------------
+
+def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[str, list]:
+    clauses, params = [], []
+    if parent_dirs:
+        clauses.append("c.parent_dir IN (" + ", ".join("?" for _ in parent_dirs) + ")")
+        params.extend(parent_dirs)
+    if under:
+        ors = []
+        for prefix in under:
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            ors.append("c.uri LIKE ? ESCAPE '\\'")
+            params.append(escaped + "%")
+        clauses.append("(" + " OR ".join(ors) + ")")
+    if since:  # a memory's own day (ISO text compares in time order)
+        clauses.append("c.memory_date >= ?")
+        params.append(since)
+    if until:  # exclusive: the day after the last day asked for
+        clauses.append("c.memory_date < ?")
+        params.append(until)
+    return (" AND " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _space_bounds(space: str) -> tuple[str, str]:
+    """The uri range of a space: from `spaces/NAME/` up to the first string past it ("" = all of spaces/).
+
+    Ranges rather than LIKE: they use the uri index and need no escaping of names.
+    """
+    prefix = space_prefix(space) if space else FOLDER + "/"
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
+    """Add a space filter: None none, "" the default space (outside spaces/), NAME that space only."""
+    if space is None:
+        return where, params
+    low, high = _space_bounds(space)
+    if space:
+        return where + " AND c.uri >= ? AND c.uri < ?", [*params, low, high]
+    return where + " AND (c.uri < ? OR c.uri >= ?)", [*params, low, high]
+
+
+def has_spaces(con) -> bool:
+    """Whether any note of this store lives in a named space (else the default space is every row)."""
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", _space_bounds("")))
+
+
+def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None, since=None,
+               until=None) -> list[dict]:
+    """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
+    if not match:
+        return []
+    where, params = _filter_sql(parent_dirs, under, since, until)
+    where, params = _with_space(where, params, space)
+    sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
+           " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
+           " ORDER BY bm25(chunks_fts, 1.0, 0.3, 0.6) LIMIT ?")
+    return db.rows(con, sql, [match, *params, k])
+
+
+def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each indexed term (FTS5 vocabulary, made per connection in temp)."""
+    if not terms:
+        return {}
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
+    out = {}
+    for i in range(0, len(terms), 500):  # under SQLite's bound-value limit
+        part = terms[i:i + 500]
+        sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
+        out.update((r["term"], r["doc"]) for r in db.rows(con, sql, part))
+    return out
+
+
+def chunk_count(con) -> int:
+    return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
+
+
+def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None, since=None,
+                  until=None) -> list[dict]:
+    """Cosine candidates with `similarity` = 1 - cosine distance; filters scan exactly."""
+    if not has_vec_table(con):
+        return []
+    blob = db.vector_blob(query_vec)
+    where, params = _filter_sql(parent_dirs, under, since, until)
+    if space is not None and not where:
+        found = _knn_in_space(con, blob, k, space)
+        if found is not None:
+            return found
+    where, params = _with_space(where, params, space)
+    if where:
+        sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
+               " JOIN chunks_vec v ON v.id = c.id WHERE 1" + where + " ORDER BY similarity DESC LIMIT ?")
+        return db.rows(con, sql, [blob, *params, k])
+    sql = ("WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) " +
+           _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+           " ORDER BY knn.distance")
+    return db.rows(con, sql, [blob, k])
+
+
+KNN_MAX = 4096  # the largest k sqlite-vec answers
+
+
+def _knn_in_space(con, blob, k: int, space: str) -> list[dict] | None:
+    """A space's nearest rows from KNN over the whole table, asking for more until k of them come back.
+
+    Joining the vector table row by row costs about 0.1 ms a row, so an exact scan of a big space
+    takes seconds; KNN scans every vector in C in milliseconds. None when the space is so small a
+    share of the store that KNN_MAX neighbours might not reach it: then its few rows are scanned.
+    """
+    where, params = _with_space("", [], space)
+    inside = db.rows(con, "SELECT count(*) AS n FROM chunks c WHERE 1" + where, params)[0]["n"]
+    total = chunk_count(con)
+    if inside == 0:
+        return []
+    want = min(total, max(2 * k, -(-2 * k * total // inside)))  # twice the share a space of this size should need
+    while want <= KNN_MAX:
+        found = db.rows(con, "WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) "
+                        + _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+                        " WHERE 1" + where + " ORDER BY knn.distance LIMIT ?", [blob, want, *params, k])
+        if len(found) >= min(k, inside) or want >= total:
+            return found
+        want = min(total, want * 4)
+    return None
+
+
+def find_similar(con, query_vec, threshold: float = 0.85, k: int = 5, exclude_uri: str | None = None,
+                 space: str | None = None) -> list[dict]:
+    """Chunks at least `threshold` cosine-similar to the vector, most similar first (space: as in searches)."""
+    found = vector_search(con, query_vec, k + 20 if exclude_uri else k, space=space)
+    return [r for r in found if r["similarity"] >= threshold and r["uri"] != exclude_uri][:k]
+
+
+def vectors_with_uri(con):
+    """Every vector as (id, uri, vector), streamed, for a pass over all of them at once."""
+    for cid, uri, blob in db.stream(con, "SELECT v.id, c.uri, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.id"):
+        yield cid, uri, db.blob_vector(blob)
+
+
+def chunk_exists(con, chunk_id: str) -> bool:
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)))
+
+
+def chunks_by_ids(con, ids: list[str]) -> list[dict]:
+    out = []
+    for i in range(0, len(ids), 500):  # stay far below SQLite's limit on bound values
+        part = list(ids[i:i + 500])
+        out += db.rows(con, _SELECT + " FROM chunks c WHERE c.id IN (" + ", ".join("?" for _ in part) + ")", part)
+    return out

@@ -1,0 +1,133 @@
+"""The index file's schema, its recorded identity (meta) and the column list every query reads."""
+
+from __future__ import annotations
+
+from indexer.index import db
+from indexer.errors import IndexMismatchError
+
+
+SCHEMA_VERSION = "2"  # 2: kind and memory_date (one row per memory)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+  uri TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  sha256 TEXT NOT NULL, indexed_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks(
+  id TEXT PRIMARY KEY,
+  fts_rowid INTEGER NOT NULL UNIQUE,  -- stable integer key for FTS5 (VACUUM may renumber implicit rowids)
+  uri TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+  content TEXT NOT NULL, content_hash TEXT NOT NULL, parent_dir TEXT NOT NULL,
+  type TEXT NOT NULL, section TEXT NOT NULL, importance INTEGER NOT NULL,
+  reinforcement REAL NOT NULL DEFAULT 0, access_count INTEGER NOT NULL DEFAULT 0,
+  token_count INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+  accessed_at REAL, strength REAL NOT NULL DEFAULT 1.0, evergreen INTEGER NOT NULL DEFAULT 0,
+  tags TEXT NOT NULL DEFAULT '[]', kind TEXT NOT NULL DEFAULT 'section', memory_date TEXT);
+
+CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
+CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  content, uri, section, content='chunks', content_rowid='fts_rowid', tokenize='porter mdmem');
+"""
+
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
+CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
+CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
+CREATE INDEX IF NOT EXISTS chunks_memory_date ON chunks(memory_date);
+"""
+# schema 1 -> 2 in place; the chunker version changed with it, so `mdmem rebuild` then re-chunks the notes
+_MIGRATE_1_2 = {"kind": "ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'section'",
+                "memory_date": "ALTER TABLE chunks ADD COLUMN memory_date TEXT"}
+
+_COLUMNS = ("id", "uri", "start_line", "end_line", "section", "content", "content_hash", "parent_dir",
+            "type", "importance", "reinforcement", "access_count", "token_count", "created_at",
+            "updated_at", "accessed_at", "strength", "evergreen", "tags", "kind", "memory_date")
+_SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
+
+
+# ---- schema and identity -------------------------------------------------------------
+
+def has_schema(con) -> bool:
+    return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks'"))
+
+
+def init_schema(con) -> None:
+    with db.transaction(con):
+        con.execute(_SCHEMA)
+        version = read_meta(con).get("schema_version")
+        if version == "1":
+            have = {r["name"] for r in db.rows(con, "SELECT name FROM pragma_table_info('chunks')")}
+            for column, statement in _MIGRATE_1_2.items():
+                if column not in have:
+                    con.execute(statement)
+            version = None
+        con.execute(_INDEXES)
+        if version is None:
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
+
+
+def read_meta(con) -> dict:
+    return {r["key"]: r["value"] for r in db.rows(con, "SELECT key, value FROM meta")}
+
+
+def write_meta(con, values: dict) -> None:
+    for key, value in values.items():
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, str(value)))
+
+
+def has_vec_table(con) -> bool:
+    return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks_vec'"))
+
+
+def create_vec_table(con, dim: int) -> None:
+    con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
+                f"id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)")
+
+
+def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokenizer: str) -> list[str]:
+    """What in the index's recorded identity disagrees with the configured one."""
+    problems = []
+    if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
+    # another chunker is no problem: the next sync re-chunks every note (ops/sync.chunking_id);
+    # another tokenizer would leave full-text rows of unchanged text tokenised the old way
+    if meta.get("tokenizer") not in (None, tokenizer):
+        problems.append(f"tokenizer {meta['tokenizer']} (configured {tokenizer})")
+    stored_model = meta.get("embedder")
+    if dim and stored_model not in (None, "none", model_id):
+        problems.append(f"embedder {stored_model} (configured {model_id})")
+    return problems
+
+
+def check_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Like bind_identity without writing (a reader's connection); whether vectors may be read."""
+    meta = read_meta(con)
+    problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
+    if problems:
+        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    return bool(dim) and meta.get("embedder") == model_id and has_vec_table(con)
+
+
+def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+    """Record or check what built this index; returns whether vectors may be read and written.
+
+    An index built without vectors is upgraded in place; one built with another model is
+    never mixed: searching needs `mdmem rebuild`, and a text-only embedder just skips vectors.
+    """
+    meta = read_meta(con)
+    problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
+    if problems:
+        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+    stored_model = meta.get("embedder")
+    if not dim:
+        if stored_model is None:
+            with db.transaction(con):
+                write_meta(con, {"embedder": "none", "dimension": 0, "chunker": chunker, "tokenizer": tokenizer})
+        return False
+    if stored_model != model_id:
+        with db.transaction(con):
+            create_vec_table(con, dim)
+            write_meta(con, {"embedder": model_id, "dimension": dim, "chunker": chunker, "tokenizer": tokenizer})
+    return True
