@@ -20,17 +20,16 @@ def match_for_store(con, text: str) -> str:
     return fts_match_expression(text, unindexed={w for w in words if not counts.get(w)})
 
 
-def ideal_bm25(con, text: str) -> float:
-    """What a chunk holding each of the query's terms once would score in this store: FTS5's idf summed
+def ideal_bm25(con, text: str, chunks: int) -> float:
+    """What a chunk holding each of the query's terms once would score in a store of `chunks` chunks: FTS5's idf summed
     over the terms. BM25 from different stores, each divided by its own ideal, is on one scale: a store
     where the words are rare no longer outranks one where they are common for a weaker match."""
     kept = set(query_terms(text)[:MAX_QUERY_TERMS])
     terms = sorted({term for surface, term in db.index_terms(con, text) if surface.casefold() in kept})
     if not terms:
         return 1.0
-    n = sql.chunk_count(con)
     counts = sql.term_doc_counts(con, terms)
-    return sum(_idf(n, counts.get(t, 0)) for t in terms)
+    return sum(_idf(chunks, counts.get(t, 0)) for t in terms)
 
 
 def _idf(chunks: int, holding: int) -> float:

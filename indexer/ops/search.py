@@ -110,17 +110,18 @@ def dynamics_multiplier(row: dict, floor: float) -> float:
 def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=None) -> tuple[str, ...]:
     """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
     words: tuple[str, ...] = ()
+    space = space_filter(st, q.space)  # read once per store and query: every leg below filters alike
     if match:
         found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under,
-                               space=space_filter(st, q.space), since=q.since, until=q.until)
-        ideal = query_match.ideal_bm25(st.con, q.text) if found else 1.0  # stores on one scale
+                               space=space, since=q.since, until=q.until)
+        chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
+        ideal = query_match.ideal_bm25(st.con, q.text, chunks) if found else 1.0  # stores on one scale
         for rank, r in enumerate(found, 1):
             c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
             c.bm25, c.fts_rank = r["bm25"] / ideal, rank
         if fb and fb[0] > 0 and fb[1] > 0 and found:
-            words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands)
+            words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands, space, chunks)
     if qvec is not None and st.with_vec:
-        space = space_filter(st, q.space)
         dated = q.since is not None or q.until is not None
         near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None and not dated else None
         if near is None:  # no matrix kept (one-shot), or a filter: sqlite-vec's filtered scan
@@ -143,16 +144,17 @@ def space_filter(st: Store, space: str | None) -> str | None:
     return "" if sql.has_spaces(st.con) else None
 
 
-def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict) -> tuple[str, ...]:
+def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, cands: dict, space: str | None,
+              chunks: int) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     exp = feedback.expansion_terms(
         db.index_terms(st.con, q.text), [db.index_terms(st.con, r["content"]) for r in top],
-        lambda terms: sql.term_doc_counts(st.con, terms), sql.chunk_count(st.con), n_words)
+        lambda terms: sql.term_doc_counts(st.con, terms), chunks, n_words)
     if not exp.words:
         return ()
-    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space_filter(st, q.space),
+    found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space,
                            since=q.since, until=q.until)
-    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words)) if found else 1.0
+    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks) if found else 1.0
     for r in found:
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
         c.bm25_feedback = r["bm25"] / ideal
