@@ -224,9 +224,9 @@ class LocalWrites:
         return next(st for st in self.mem.stores(name) if st.name == name)
 
     def record_access(self, hits: list[Hit]) -> None:
-        by_store = counters.ids_by_store(hits)
-        counters.tell_once([counters.count_access(st, by_store.get(st.name, [])) for st in self.mem.stores("all")],
-                           self.mem._warn)
+        # only the stores that returned hits: counting never opens (or creates) a store the query left alone
+        counters.tell_once([counters.count_access(self._store(name), ids)
+                            for name, ids in counters.ids_by_store(hits).items()], self.mem._warn)
 
     def reinforce(self, store: str, chunk_id: str) -> float | None:
         return counters.reinforce(self._store(store), chunk_id)
