@@ -55,34 +55,32 @@ def status(c: CliContext, scope, as_json):
                    f"{'may be STALE' if s['stale'] else 'up to date'} — {who}")
 
 
-@click.command()
-@SCOPE
-@click.option("--json", "as_json", is_flag=True)
-@pass_ctx
-def decay(c: CliContext, scope, as_json):
-    """Run the decay pass now: recompute every chunk's strength (evergreen notes stay at 1)."""
-    reports = backend(c).decay(scope)
-    if as_json:
-        output.emit({"stores": output.by_store(reports)})
-        return
-    for r in reports:
-        click.echo(f"{r['store']}: {r['updated']} of {r['chunks']} chunks changed strength in {r['seconds']:.2f}s")
+def _pass_command(name: str, doc: str, line):
+    """`decay` and `cleanup`: run one pass per store now and print a line (or JSON) per store."""
+
+    @click.command(name=name, help=doc)
+    @SCOPE
+    @click.option("--json", "as_json", is_flag=True)
+    @pass_ctx
+    def run_pass(c: CliContext, scope, as_json):
+        reports = getattr(backend(c), name)(scope)
+        if as_json:
+            output.emit({"stores": output.by_store(reports)})
+            return
+        for r in reports:
+            click.echo(f"{r['store']}: {line(r)}")
+
+    return run_pass
 
 
-@click.command()
-@SCOPE
-@click.option("--json", "as_json", is_flag=True)
-@pass_ctx
-def cleanup(c: CliContext, scope, as_json):
-    """Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint. Never edits notes."""
-    reports = backend(c).cleanup(scope)
-    if as_json:
-        output.emit({"stores": output.by_store(reports)})
-        return
-    for r in reports:
-        click.echo(f"{r['store']}: {r['vanished_files']} vanished files ({r['chunks_removed']} chunks), "
-                   f"{r['orphan_vectors']} orphan vectors removed, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'}"
-                   f" and optimised, WAL checkpointed in {r['seconds']:.2f}s")
+decay = _pass_command(
+    "decay", "Run the decay pass now: recompute every chunk's strength (evergreen notes stay at 1).",
+    lambda r: f"{r['updated']} of {r['chunks']} chunks changed strength in {r['seconds']:.2f}s")
+cleanup = _pass_command(
+    "cleanup", "Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint. Never edits notes.",
+    lambda r: f"{r['vanished_files']} vanished files ({r['chunks_removed']} chunks), {r['orphan_vectors']} orphan "
+              f"vectors removed, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'} and optimised, WAL checkpointed "
+              f"in {r['seconds']:.2f}s")
 
 
 COMMANDS: list = [serve, status, decay, cleanup]
