@@ -3,9 +3,13 @@
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import apsw
+
 from indexer import config
+from indexer.index import db
 from indexer.memory import Memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -31,6 +35,21 @@ def test_two_index_runs_at_once_both_succeed_and_agree(tmp_path, usem3):
         assert p.returncode == 0, err
         assert "Traceback" not in err
     assert _verify(home, usem3) == []
+
+
+def test_opening_waits_while_another_connection_writes_the_new_file_in_rollback_mode(tmp_path):
+    # the journal-mode switch got SQLITE_BUSY at once here: one of two first runs failed "index busy"
+    path = tmp_path / "index.db"
+    first = apsw.Connection(str(path))
+    first.execute("CREATE TABLE t(x)")
+    first.execute("BEGIN IMMEDIATE")
+    first.execute("INSERT INTO t VALUES(1)")
+    threading.Timer(0.3, lambda: first.execute("COMMIT")).start()
+    con = db.connect(path)
+    assert con.execute("PRAGMA journal_mode").fetchall() == [("wal",)]
+    assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+    con.close()
+    first.close()
 
 
 def test_four_searchers_while_a_writer_indexes_edits(tmp_path, none_embedder):
@@ -68,6 +87,21 @@ def test_rebuild_and_index_at_once_then_index_is_consistent(tmp_path, usem3):
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0 and "Traceback" not in err, err
     assert _verify(home, usem3) == []
+
+
+def test_opening_waits_while_another_connection_writes_the_new_file_in_rollback_mode(tmp_path):
+    # the journal-mode switch got SQLITE_BUSY at once here: one of two first runs failed "index busy"
+    path = tmp_path / "index.db"
+    first = apsw.Connection(str(path))
+    first.execute("CREATE TABLE t(x)")
+    first.execute("BEGIN IMMEDIATE")
+    first.execute("INSERT INTO t VALUES(1)")
+    threading.Timer(0.3, lambda: first.execute("COMMIT")).start()
+    con = db.connect(path)
+    assert con.execute("PRAGMA journal_mode").fetchall() == [("wal",)]
+    assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
+    con.close()
+    first.close()
 
 
 def test_four_searchers_in_process_and_through_the_socket_while_the_daemon_indexes_edits(tmp_path, none_embedder):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -67,12 +68,29 @@ def connect(path: Path | str, readonly: bool = False, warn=None) -> Connection:
         _load_vec(con)
         _register_tokenizer(con)
         if not con.readonly("main"):
-            con.execute("PRAGMA journal_mode=WAL")
+            _use_wal(con)
             con.execute("PRAGMA synchronous=NORMAL")
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _use_wal(con: Connection) -> None:
+    """Switch a file to WAL, waiting like any writer while another process holds its write lock.
+
+    SQLite answers a journal-mode change SQLITE_BUSY at once, without the busy handler, while
+    another connection writes in rollback mode: two processes opening a new index would fail.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except StoreBusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _open_writable(path: str, warn=None) -> tuple[Connection, MdmemError | None]:
