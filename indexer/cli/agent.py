@@ -12,7 +12,7 @@ from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
-from indexer.notes.append import TYPES
+from indexer.notes.names import MEMORY_TYPES as TYPES
 from indexer.ops.timespan import bounds
 
 

@@ -9,7 +9,7 @@ import click
 from indexer.cli.backend import backend
 from indexer.cli import output
 from indexer.cli.common import CliContext, pass_ctx, progress_bar
-from indexer.notes.imports_formats import FORMATS
+from indexer.notes.names import IMPORT_FORMATS as FORMATS
 
 
 @click.command(name="import")

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from indexer.config import Config
 from indexer import validation
 from indexer.errors import ArgumentError, InputError, NoteError, for_os_error
+from indexer.notes.names import GLOBAL_TYPES, MEMORY_TYPES
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.spaces import in_space, space_name, space_of, space_uri
 from indexer.notes.typed_notes import note_of_type
@@ -25,8 +26,7 @@ try:
 except ImportError:  # not on Windows: the compare-and-swap below still guards edits
     fcntl = None
 
-TYPES = ("preference", "fact", "instruction", "decision", "entity", "episodic")
-GLOBAL_TYPES = ("preference", "fact", "instruction", "entity")
+TYPES = MEMORY_TYPES
 _TITLES = {"preference": "Preferences", "fact": "Facts", "instruction": "Instructions", "entity": "Entities"}
 ATTEMPTS = 50
 _FILE_EXAMPLE = "file=agent/notes.md"

@@ -9,9 +9,10 @@ from indexer.errors import InputError
 from indexer.notes import imports_mem0 as mem0
 from indexer.notes import imports_sillytavern as st
 from indexer.notes.imports_model import ImportedNote, ImportFormatError, load_json, read_text
+from indexer.notes.names import IMPORT_FORMATS
 from indexer.notes.spaces import space_name
 
-FORMATS = ("sillytavern-chat", "sillytavern-lorebook", "sillytavern-card", "mem0")
+FORMATS = IMPORT_FORMATS
 SUFFIXES = (".jsonl", ".json", ".png")
 
 
