@@ -94,6 +94,8 @@ class ThreadChooser:
     """
 
     PROBE_EVERY = 8
+    PROBE_RARELY = 32  # when the other count is far behind, a probe mostly costs a slow batch
+    FAR_BEHIND = 1.25
     SMOOTHING = 0.3
 
     def __init__(self, cores: int):
@@ -107,8 +109,12 @@ class ThreadChooser:
         if untried:
             return untried[0]
         best = max(self.choices, key=lambda c: self.rate[c])
-        if self.calls % self.PROBE_EVERY == 0:
-            return next(c for c in self.choices if c != best)
+        if len(self.choices) == 1:
+            return best
+        other = next(c for c in self.choices if c != best)
+        far = self.rate[best] > self.FAR_BEHIND * self.rate[other]
+        if self.calls % (self.PROBE_RARELY if far else self.PROBE_EVERY) == 0:
+            return other
         return best
 
     def record(self, threads: int, chars: int, seconds: float) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import apsw
-import apsw.fts5
+import apsw._unicode
 import numpy as np
 import sqlite_vec
 
@@ -22,12 +22,13 @@ TOKENIZER_NAME = "mdmem"
 BUSY_TIMEOUT_MS = 10_000
 
 
-@apsw.fts5.StringTokenizer
 def _tokenizer_factory(con, args, **kwargs):
-    def tokenize(text: str, flags: int, locale):
+    def tokenize(utf8: bytes, flags: int, locale):
         source = query_tokens if flags & apsw.FTS5_TOKENIZE_QUERY else document_tokens
-        for start, end, toks in source(text):
-            yield (start, end, *toks)
+        if utf8.isascii():  # most notes: character offsets are the byte offsets FTS5 wants
+            return [(start, end, *toks) for start, end, toks in source(utf8.decode("ascii"))]
+        byte_of = apsw._unicode.to_utf8_position_mapper(utf8)
+        return [(byte_of(start), byte_of(end), *toks) for start, end, toks in source(byte_of.str)]
 
     return tokenize
 

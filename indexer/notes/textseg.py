@@ -50,19 +50,26 @@ def _fold(word: str) -> str:
     return word.casefold()
 
 
-def document_tokens(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+def document_tokens(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
     """(start, end, tokens) per position: Han words carry sub-words and characters colocated."""
+    # a list built in one loop: this runs for every word of every note a build writes
+    out = []
+    add = out.append
     for m in _RUN.finditer(text):
         han, single, word = m.groups()
-        if han:
+        if word:
+            if word.isalnum():  # no "." or "'" inside: one part, the usual case
+                add((m.start(), m.end(), (word.casefold(),)))
+            else:
+                out.extend(_word_tokens(word, m.start()))
+        elif han:
             pos = m.start()
             for w in _rjieba().cut(han):
-                yield pos, pos + len(w), _han_expansions(w)
+                add((pos, pos + len(w), _han_expansions(w)))
                 pos += len(w)
-        elif single:
-            yield m.start(), m.end(), (single,)
         else:
-            yield from _word_tokens(word, m.start())
+            add((m.start(), m.end(), (single,)))
+    return out
 
 
 def _word_tokens(word: str, offset: int) -> Iterator[tuple[int, int, tuple[str, ...]]]:

@@ -185,15 +185,19 @@ def _prepare(st: Store, batch, embedder, cfg: Config, report: SyncReport, known:
 
 def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn, reinforce: bool,
            finder: RestatementFinder | None) -> None:
-    """Write a prepared batch, one short transaction per file, once its vectors are there."""
+    """Write a prepared batch in one transaction once its vectors are there.
+
+    A batch holds at most FILES_PER_BATCH files, so the write lock is held for tens of
+    milliseconds; a commit per file cost a build about a sixth of its writing time.
+    """
     vectors = prepared.resolve()
     fresh = set(prepared.todo)
     report.embedded += len(fresh)
     if reinforce and st.with_vec:
         finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
         finder.start_batch({h: vectors[h] for h in fresh})
-    for p in prepared.pending:
-        with db.transaction(st.con):
+    with db.transaction(st.con):
+        for p in prepared.pending:
             if p.note is not None:
                 counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, released(st))
                 report.chunks_added += counts["added"]
@@ -205,7 +209,7 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
                 for w in p.note.warnings:
                     report.skip(w, warn)
             sql.put_document(st.con, p.uri, p.size, p.mtime_ns, p.sha256)
-        report.indexed += p.note is not None
+            report.indexed += p.note is not None
 
 
 def _read_changed(uri: str, path: Path, doc: dict | None, cfg: Config) -> _Pending | None:
