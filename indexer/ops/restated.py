@@ -39,6 +39,7 @@ class RestatementFinder:
         self._uris: list[str] = []
         self._near: dict[str, list[tuple[float, int]]] = {}  # content hash -> (cosine, matrix row), nearest first
         self._pending: list[tuple[str, str, np.ndarray]] = []  # written in this batch, not yet in the matrix
+        self._pending_mat: np.ndarray | None = None  # _pending's vectors stacked, rebuilt as it grows
 
     @property
     def loaded(self) -> bool:
@@ -94,11 +95,16 @@ class RestatementFinder:
             if sim >= self.threshold:
                 best, best_sim = cid, sim
                 break
-        for cid, uri, w in self._pending:  # notes written earlier in this batch
-            if uri != exclude_uri and space_of(uri) == space:
-                sim = float(v @ w)
-                if sim > best_sim or (best is None and sim >= best_sim):
-                    best, best_sim = cid, sim
+        if self._pending:  # notes written earlier in this batch: one product, not one per row
+            if self._pending_mat is None or len(self._pending_mat) != len(self._pending):
+                self._pending_mat = np.stack([w for _c, _u, w in self._pending])
+                self._pending_uris = np.array([u for _c, u, _w in self._pending], dtype=object)
+                self._pending_spaces = np.array([space_of(u) or "" for _c, u, _w in self._pending], dtype=object)
+            sims = self._pending_mat @ v
+            sims[(self._pending_uris == exclude_uri) | (self._pending_spaces != (space or ""))] = -np.inf
+            i = int(np.argmax(sims))  # the first of equals, as a scan in order would keep
+            if sims[i] > best_sim or (best is None and sims[i] >= best_sim):
+                best = self._pending[i][0]
         return best
 
     def written(self, note, vectors: dict[str, np.ndarray]) -> None:
@@ -123,7 +129,7 @@ class RestatementFinder:
     def _flush(self) -> None:
         """Move what was written (or read) into the matrix, in one normalised block."""
         if self._mat is None or not self._pending:
-            self._pending = []
+            self._pending, self._pending_mat = [], None
             return
         need = self._n + len(self._pending)
         if need > len(self._mat):
@@ -134,4 +140,4 @@ class RestatementFinder:
         self._ids += [c for c, _u, _w in self._pending]
         self._uris += [u for _c, u, _w in self._pending]
         self._n = need
-        self._pending = []
+        self._pending, self._pending_mat = [], None
