@@ -1,8 +1,11 @@
 """Run mdmem through its CLI with the same steps, measurement and queries as the shared peer scripts."""
+import compileall
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -52,6 +55,9 @@ def run(corpus, work, queries, edit_rel, modes, timeout):
     home.mkdir(parents=True)
     shutil.copytree(corpus, notes, symlinks=False)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", NO_COLOR="1")
+    # an installed mdmem runs from compiled bytecode, as the peers' own installs do
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(REPO / "indexer"), quiet=1)
     base = [CLI, "--home", home, "--project", project]
     results = work / "results.tsv"
 
@@ -88,7 +94,36 @@ def run(corpus, work, queries, edit_rel, modes, timeout):
                               "top": uris[:TOP_K]})
         res["by_mode"][mode] = {"queries": query_summary(per_query), "per_query": per_query,
                                 "batch": _run_batch(t, logs, batch_file, queries, mode)}
+    _through_daemon(t, logs, base, env, queries, modes, res)
     return res
+
+
+def _through_daemon(t, logs, base, env, queries, modes, res):
+    """The same CLI queries with `mdmem serve` running: the CLI is then a thin client of the daemon."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from daemon_bench import wait_ready
+    from indexer import config as config_mod
+    from indexer.remote import socket_path
+    home, project = (Path(base[base.index(flag) + 1]) for flag in ("--home", "--project"))
+    sock = socket_path(config_mod.load(home=home, project=project, env=env), env)
+    proc = subprocess.Popen([*base, "serve"], env=env, stdout=open(logs / "serve.log", "w"), stderr=subprocess.STDOUT)
+    try:
+        wait_ready(proc, sock, timeout=600)
+        for mode in modes:
+            per_query = []
+            for i, (q, expect) in enumerate(queries, 1):
+                label = f"daemon_{mode}_{i:02d}"
+                row = t(label, "search", q, "--json", "--limit", str(TOP_K), "--mode", mode)
+                try:
+                    uris = _hits((logs / f"{label}.out").read_text())
+                except (ValueError, AttributeError, TypeError):
+                    uris = []
+                per_query.append({"query": q, "expect": expect, "rc": row["rc"], "wall_s": row["wall_s"],
+                                  "peak_mb": peak(row), "hit": hit(uris, expect), "top": uris[:TOP_K]})
+            res["by_mode"][mode]["through_daemon"] = query_summary(per_query)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
 
 
 def _run_batch(t, logs, batch_file, queries, mode):
