@@ -68,6 +68,32 @@ def test_shortlist_path_finds_the_exact_neighbours(store, usem3, monkeypatch, ke
     assert np.mean(recalls) >= 0.95, recalls
 
 
+def test_near_ties_at_the_kth_place_are_settled_by_the_stored_vectors(make_memory, usem3, keep):
+    # 100 copies of one sentence a hair apart (neighbours' cosines a few thousandths apart): int8 alone
+    # misorders some, so the boundary at the k-th place needs the float32 vectors; each set of k must be
+    # sqlite-vec's
+    mem = make_memory({"seed.md": "# Seed\n\nThe store starts with one note.\n"})
+    st = mem.stores("global")[0]
+    base = usem3.embed_documents(["Caroline is thinking about adopting a child."])[0]
+    rng = np.random.default_rng(5)
+    with db.transaction(st.con):
+        for n in range(10):
+            chunks, vectors = [], {}
+            for i in range(10):
+                ch = Chunk(f"tie/{n:03d}.md", 2 * i + 1, 2 * i + 1, f"copy {n} {i}", "", 3)
+                v = base + rng.normal(0, 0.008, usem3.dim).astype(np.float32)
+                vectors[ch.content_hash] = v / np.linalg.norm(v)
+                chunks.append(ch)
+            write_note(st.con, Note(f"tie/{n:03d}.md", "tie", "note", 1, False, (), tuple(chunks)), vectors, 2.0,
+                       time.time_ns())
+    matrix = vector_matrix.for_index(st.index_path)
+    for query in ["Caroline is thinking about adopting a child.", "who wants to adopt", "领养孩子"]:
+        q = usem3.embed_query(query)
+        for k in (5, 10, 40):
+            got = [i for i, _s in matrix.search(st.con, q, k)]
+            assert set(got) == {i for i, _s in _exact(st, q, k)}, (query, k)
+
+
 def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
     mem, st = store
     matrix = vector_matrix.for_index(st.index_path)
