@@ -116,15 +116,20 @@ def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):
     assert status == 200 and [r["id"] for r in listed["results"]] == [hit["id"]]
     # a correction, then a deletion, both through the same note on disk
     status, upd = server.call("PUT", f"/memories/{hit['id']}", {"text": "Allergic to peanuts and cashews"})
-    assert status == 200 and upd["message"] == "Memory updated successfully!" and upd["id"] != hit["id"]
+    assert status == 200 and upd["message"] == "Memory updated successfully!" and upd["id"] == hit["id"]
     note = server.home / hit["metadata"]["uri"]
     assert "Allergic to peanuts and cashews" in note.read_text(encoding="utf-8")
     status, found = server.call("POST", "/search", {"query": "cashews", "user_id": "alice"})
-    assert found["results"][0]["id"] == upd["id"]
-    status, gone = server.call("DELETE", f"/memories/{upd['id']}")
+    assert found["results"][0]["id"] == upd["current_id"] != hit["id"]  # the record's id follows its text
+    status, one = server.call("GET", f"/memories/{hit['id']}")  # the id the front end holds still works
+    assert status == 200 and "cashews" in one["memory"]
+    status, again = server.call("PUT", f"/memories/{hit['id']}", {"text": "Allergic to peanuts, cashews and kiwi"})
+    assert status == 200 and "kiwi" in server.call("GET", f"/memories/{hit['id']}")[1]["memory"]
+    status, gone = server.call("DELETE", f"/memories/{hit['id']}")
     assert status == 200 and gone == {"message": "Memory deleted successfully"}
     assert "cashews" not in note.read_text(encoding="utf-8")
-    assert server.call("GET", f"/memories/{upd['id']}")[0] == 404
+    for old in (hit["id"], upd["current_id"], again["current_id"]):
+        assert server.call("GET", f"/memories/{old}")[0] == 404
     status, found = server.call("POST", "/search", {"query": "peanut", "user_id": "bob"})
     assert "peanut butter" in found["results"][0]["memory"]  # bob's memory untouched
 

@@ -73,8 +73,8 @@ def test_update_refuses_when_the_memory_changed_and_writes_nothing(make_memory):
         mem.update(hit.id, "My desk is by the door.", expected_hash=seen)
     assert path.read_bytes() == edited
     mem.index()
-    with pytest.raises(NotFoundError):
-        mem.forget(hit.id)  # its lines changed, so its id did
+    with pytest.raises(ConflictError, match="hash differs"):
+        mem.forget(hit.id, expected_hash=seen)  # the id still names the memory; its hash says it changed
     fresh = _hit(mem, "desk wall light")
     with pytest.raises(ConflictError, match="hash differs"):
         mem.update(fresh.id, "My desk is by the door.", expected_hash=seen)
@@ -152,3 +152,48 @@ def test_a_daemon_reader_edits_through_the_stores_writer(served):
     assert gone["indexed"] and "gulls" not in (home / added["uri"]).read_text(encoding="utf-8")
     assert not mem.search("gulls", mode="fts")
     assert mem.stores("global")[0].con.total_changes() == 0  # the reader's connection wrote nothing
+
+
+def test_an_id_keeps_naming_its_memory_after_updates_editor_edits_moves_and_a_rebuild(make_memory):
+    facts = "---\ntype: fact\n---\n\n# Facts\n\n- 2025-03-01: Alex Chen's birthday is November 2.\n" \
+            "- 2025-03-02: The staging database runs PostgreSQL 15.\n"
+    mem = make_memory({"user/facts.md": facts})
+    first = _hit(mem, "Alex birthday").id
+    # through mdmem: the id an agent was given finds the updated memory, and can update it again
+    mem.update(first, "Alex Chen's birthday is November 3.")
+    assert "November 3" in mem.get(first)["text"]
+    mem.update(first, "Alex Chen's birthday is November 4.")
+    assert "November 4" in mem.get(first)["text"] and mem.get(first)["id"] == _hit(mem, "Alex birthday").id
+    # in an editor: a memory written above it moves its lines, and its words change a little
+    path = mem.cfg.home / "user/facts.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("# Facts\n\n", "# Facts\n\n- 2025-03-03: The office moved to the fourth floor.\n")
+                    .replace("November 4.", "November 4th."), encoding="utf-8")
+    mem.index()
+    assert mem.get(first)["text"].endswith("Alex Chen's birthday is November 4th.")
+    db_id = next(h.id for h in mem.search("PostgreSQL staging", limit=3) if "PostgreSQL" in h.content)
+    mem.rebuild()
+    assert "November 4th" in mem.get(first)["text"] and "PostgreSQL" in mem.get(db_id)["text"]
+    mem.forget(first)
+    with pytest.raises(NotFoundError):
+        mem.get(first)
+    st = mem.stores("global")[0]
+    with db.transaction(st.con):
+        assert sql.prune_aliases(st.con) >= 3  # the forgotten memory's old ids
+    left = sql.all_aliases(st.con)
+    assert first not in {old for old, _new, _at in left} and all(sql.resolve_alias(st.con, old) for old, *_ in left)
+    assert "PostgreSQL" in mem.get(db_id)["text"]
+
+
+def test_a_memory_cut_from_one_note_and_pasted_into_another_keeps_its_id(make_memory):
+    mem = make_memory({"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n- 2025-03-01: The cat is called Miso.\n"
+                                        "- 2025-03-02: The spare key is under the blue pot.\n",
+                       "user/home.md": "---\ntype: fact\n---\n\n# Home\n\n- 2025-01-01: The boiler was serviced.\n"})
+    key = _hit(mem, "where is the spare key").id  # found once: it has an access to carry
+    facts, home = mem.cfg.home / "user/facts.md", mem.cfg.home / "user/home.md"
+    line = "- 2025-03-02: The spare key is under the blue pot.\n"
+    facts.write_text(facts.read_text(encoding="utf-8").replace(line, ""), encoding="utf-8")
+    home.write_text(home.read_text(encoding="utf-8") + line, encoding="utf-8")
+    mem.index()
+    got = mem.get(key)
+    assert got["uri"] == "user/home.md" and got["text"].endswith("under the blue pot.") and got["access_count"] >= 1

@@ -135,14 +135,15 @@ def get(mem, memory_id: str) -> dict:
 
 
 def update(mem, memory_id: str, body) -> dict:
-    """PUT /memories/{id}: new text in place (date and counters kept); the answer names the new id."""
+    """PUT /memories/{id}: new text in place (date and counters kept); the id keeps naming the memory,
+    as mem0's does (the record's own id changes with its text: `current_id`)."""
     body = _object(body, '{"text": "Prefers green tea"}')
     text = body.get("text", body.get("data"))
     if not isinstance(text, str) or not text.strip():
         raise InputError('text must be the memory\'s new text, e.g. {"text": "Prefers green tea"}')
     space = mem.locate(memory_id, scope=SCOPE)
     res = mem.update(memory_id, text, space=space)
-    return {"message": "Memory updated successfully!", "id": res.get("id"), "previous_id": memory_id}
+    return {"message": "Memory updated successfully!", "id": memory_id, "current_id": res.get("id")}
 
 
 def delete(mem, memory_id: str) -> dict:

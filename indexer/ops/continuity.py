@@ -55,10 +55,11 @@ class Released:
             self._keep(self.vectors, row["content_hash"], vector)
         if not (row["reinforcement"] or row["access_count"]):
             return
-        counters = {k: row[k] for k in _COUNTERS}
+        counters = {"id": row["id"], **{k: row[k] for k in _COUNTERS}}
         fresh = self.added.pop(row["content_hash"], None)
         if fresh is not None and sql.chunk_exists(con, fresh[1]):
             sql.carry_counters(con, fresh[1], counters)
+            sql.add_alias(con, row["id"], fresh[1])  # a memory moved to another note keeps its id too
         else:
             self._keep(self.rows, row["content_hash"], counters)
 
@@ -149,6 +150,8 @@ def write_note(con, note: Note, vectors: dict[str, np.ndarray], threshold: float
     for s in steps:
         ch, prev = s.chunk, s.prev
         fields = _fields(note, ch, mtime_day)
+        if prev is not None:
+            sql.add_alias(con, prev["id"], ch.id)  # the id an agent holds still finds the memory
         if s.how in ("same", "moved"):
             if s.how == "moved" and prev["section"] != ch.section:
                 sql.delete_chunk(con, prev, with_vec)  # the FTS row holds the section: write it anew
@@ -163,6 +166,8 @@ def write_note(con, note: Note, vectors: dict[str, np.ndarray], threshold: float
         carried = {k: prev[k] for k in _COUNTERS} if prev is not None else None
         if carried is None and released is not None:
             carried = released.claim(ch.content_hash, ch.id)
+            if carried is not None:
+                sql.add_alias(con, carried.pop("id"), ch.id)
         fresh = dict(reinforcement=0.0, access_count=0, created_at=now, accessed_at=None, strength=1.0)
         sql.insert_chunk(con, {**fields, **(carried or fresh), "updated_at": now})
         _vector(con, with_vec, ch, vectors)

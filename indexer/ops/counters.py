@@ -78,4 +78,5 @@ def carry(st: Store, uri: str, line: int, old: dict) -> str | None:
         return None
     with db.transaction(st.con):
         sql.carry_counters(st.con, row["id"], old)
+        sql.add_alias(st.con, old["id"], row["id"])
     return row["id"]

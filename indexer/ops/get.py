@@ -38,11 +38,20 @@ def find_record(stores: list[Store], record_id: str, space: str | None) -> tuple
     if not isinstance(record_id, str) or not ID.match(record_id.strip()):
         raise InputError(f"{str(record_id)[:40]!r} is not a memory id; ids are 16 hex characters as search returns them")
     for st in stores:
-        for row in sql.chunks_by_ids(st.con, [record_id.strip()]):
+        for row in rows_named(st, record_id.strip()):
             if in_space(row["uri"], space):
                 return st, row
     raise NotFoundError(f"no memory with id {record_id}{_in(space)}; it may have been edited since it was read, "
                         "so search again for its current id")
+
+
+def rows_named(st: Store, record_id: str) -> list[dict]:
+    """The record with this id, or the one it became when its memory was edited since."""
+    found = sql.chunks_by_ids(st.con, [record_id])
+    if found:
+        return found
+    current = sql.resolve_alias(st.con, record_id)
+    return sql.chunks_by_ids(st.con, [current]) if current else []
 
 
 def record_dict(store: str, row: dict, lines: list[str] | None = None) -> dict:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from indexer.errors import InputError, NotFoundError
-from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.notes.spaces import space_of
-from indexer.ops.get import ID
+from indexer.ops.get import ID, rows_named
 
 
 def space_of_memory(stores: list[Store], record_id: str) -> str | None:
@@ -14,7 +13,7 @@ def space_of_memory(stores: list[Store], record_id: str) -> str | None:
     if not isinstance(record_id, str) or not ID.match(record_id):
         raise InputError(f"{str(record_id)[:40]!r} is not a memory id; ids are 16 hex characters as search returns them")
     for st in stores:
-        for row in sql.chunks_by_ids(st.con, [record_id]):
+        for row in rows_named(st, record_id):
             return space_of(row["uri"])
     raise NotFoundError(f"no memory with id {record_id}; it may have been edited since it was read, "
                         "so search again for its current id")

@@ -55,6 +55,7 @@ def cleanup_store(st: Store) -> dict:
             report["chunks_removed"] += sql.delete_by_uri(st.con, uri)
         report["vanished_files"] = len(vanished)
         report["orphan_vectors"] = sql.delete_orphan_vectors(st.con)
+        report["dead_aliases"] = sql.prune_aliases(st.con)  # old ids of memories that are gone
         if sql.fts_integrity_problem(st.con) is not None:
             sql.rebuild_fts(st.con)  # orphan or missing FTS rows: rebuild from the chunks table
             report["fts_rebuilt"] = True

@@ -30,7 +30,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
     shadow_path = root / f"index.db.rebuild-{os.getpid()}"
     _remove_stale_shadows(root)
     _remove_db_files(shadow_path)
-    cache, saved = {}, []
+    cache, saved, aliases = {}, [], []
     live = _open_live(live_path)
     if live is not None:
         try:
@@ -38,13 +38,15 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
             if not no_cache and meta.get("embedder") == embedder.model_id:
                 cache = sql.vectors_by_hash(live)
             saved = sql.counters_by_uri_hash(live)
+            aliases = sql.all_aliases(live)
         except MdmemError:
-            cache, saved = {}, []  # an unreadable old index only costs re-embedding
+            cache, saved, aliases = {}, [], []  # an unreadable old index only costs re-embedding
     shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
     try:
         report = sync_store(shadow, embedder, cfg, progress=progress, warn=warn, reinforce=False, cache=cache)
         with db.transaction(shadow.con):
             sql.restore_counters(shadow.con, saved)
+            sql.restore_aliases(shadow.con, aliases)
         sql.wal_checkpoint(shadow.con)
         _swap_in(shadow, live, live_path)
     finally:

@@ -20,6 +20,9 @@ from indexer.index.sql.counters import (  # noqa: F401
     dynamics_inputs, set_strengths, set_chunk_times, chunk_strengths, document_uris, uris_without_document,
     delete_orphan_vectors, fts_optimize, vec_version, wal_checkpoint,
 )
+from indexer.index.sql.aliases import (  # noqa: F401
+    add_alias, resolve_alias, all_aliases, restore_aliases, prune_aliases,
+)
 from indexer.index.sql.checks import (  # noqa: F401
     chunk_uris, vec_table_dimension, orphan_vector_ids, chunks_without_vector, vectors_of_wrong_length,
     chunks_missing_fts, fts_orphan_rowids, fts_integrity_problem, rebuild_fts, delete_vectors,

@@ -10,6 +10,8 @@ SCHEMA_VERSION = "2"  # 2: kind and memory_date (one row per memory)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS aliases(  -- a memory's ids before edits (sql/aliases.py)
+  old_id TEXT PRIMARY KEY, new_id TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS documents(
   uri TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   sha256 TEXT NOT NULL, indexed_at REAL NOT NULL);
