@@ -89,21 +89,6 @@ def test_rebuild_and_index_at_once_then_index_is_consistent(tmp_path, usem3):
     assert _verify(home, usem3) == []
 
 
-def test_opening_waits_while_another_connection_writes_the_new_file_in_rollback_mode(tmp_path):
-    # the journal-mode switch got SQLITE_BUSY at once here: one of two first runs failed "index busy"
-    path = tmp_path / "index.db"
-    first = apsw.Connection(str(path))
-    first.execute("CREATE TABLE t(x)")
-    first.execute("BEGIN IMMEDIATE")
-    first.execute("INSERT INTO t VALUES(1)")
-    threading.Timer(0.3, lambda: first.execute("COMMIT")).start()
-    con = db.connect(path)
-    assert con.execute("PRAGMA journal_mode").fetchall() == [("wal",)]
-    assert con.execute("SELECT x FROM t").fetchall() == [(1,)]
-    con.close()
-    first.close()
-
-
 def test_four_searchers_in_process_and_through_the_socket_while_the_daemon_indexes_edits(tmp_path, none_embedder):
     home = tmp_path / "home"
     home.mkdir()

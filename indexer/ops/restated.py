@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexer.index import db
 from indexer.index import sql
 from indexer.notes.spaces import space_of
 
