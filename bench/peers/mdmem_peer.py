@@ -81,17 +81,7 @@ def run(corpus, work, queries, edit_rel, modes, timeout):
     batch_file.write_text("".join(json.dumps({"qid": f"q{i:02d}", "query": q}) + "\n"
                                   for i, (q, _) in enumerate(queries, 1)))
     for mode in modes:
-        per_query = []
-        for i, (q, expect) in enumerate(queries, 1):
-            label = f"{mode}_{i:02d}"
-            row = t(label, "search", q, "--json", "--limit", str(TOP_K), "--mode", mode)
-            try:
-                uris = _hits((logs / f"{label}.out").read_text())
-            except (ValueError, AttributeError, TypeError):
-                uris = []
-            per_query.append({"query": q, "expect": expect, "rc": row["rc"], "wall_s": row["wall_s"],
-                              "peak_mb": peak(row), "hit": hit(uris, expect),
-                              "top": uris[:TOP_K]})
+        per_query = _queries(t, logs, queries, mode, mode)
         res["by_mode"][mode] = {"queries": query_summary(per_query), "per_query": per_query,
                                 "batch": _run_batch(t, logs, batch_file, queries, mode)}
     _through_daemon(t, logs, base, env, queries, modes, res)
@@ -110,20 +100,25 @@ def _through_daemon(t, logs, base, env, queries, modes, res):
     try:
         wait_ready(proc, sock, timeout=600)
         for mode in modes:
-            per_query = []
-            for i, (q, expect) in enumerate(queries, 1):
-                label = f"daemon_{mode}_{i:02d}"
-                row = t(label, "search", q, "--json", "--limit", str(TOP_K), "--mode", mode)
-                try:
-                    uris = _hits((logs / f"{label}.out").read_text())
-                except (ValueError, AttributeError, TypeError):
-                    uris = []
-                per_query.append({"query": q, "expect": expect, "rc": row["rc"], "wall_s": row["wall_s"],
-                                  "peak_mb": peak(row), "hit": hit(uris, expect), "top": uris[:TOP_K]})
-            res["by_mode"][mode]["through_daemon"] = query_summary(per_query)
+            res["by_mode"][mode]["through_daemon"] = query_summary(_queries(t, logs, queries, mode, f"daemon_{mode}"))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
+
+
+def _queries(t, logs, queries, mode, prefix):
+    """Each query in its own `mdmem search` process: its wall time, peak memory and whether it hit."""
+    per_query = []
+    for i, (q, expect) in enumerate(queries, 1):
+        label = f"{prefix}_{i:02d}"
+        row = t(label, "search", q, "--json", "--limit", str(TOP_K), "--mode", mode)
+        try:
+            uris = _hits((logs / f"{label}.out").read_text())
+        except (ValueError, AttributeError, TypeError):
+            uris = []
+        per_query.append({"query": q, "expect": expect, "rc": row["rc"], "wall_s": row["wall_s"],
+                          "peak_mb": peak(row), "hit": hit(uris, expect), "top": uris[:TOP_K]})
+    return per_query
 
 
 def _run_batch(t, logs, batch_file, queries, mode):
