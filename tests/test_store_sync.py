@@ -196,3 +196,20 @@ def test_changed_chunking_settings_rechunk_every_note_reusing_vectors_of_unchang
         assert counting.documents - embedded_before < chunks_after + 1  # short.md's text kept its vector
         assert all(r.ok for r in smaller.verify(scope="global"))
         assert smaller.index(scope="global")[0].indexed == 0  # recorded: the next sync has nothing to do
+
+
+def test_counts_read_once_per_commit_follow_writes_by_this_and_other_connections(make_memory):
+    mem = make_memory({"a.md": "# A\n\nThe heron waits by the river.\n"})
+    st = mem.stores("global")[0]
+    reader = db.connect(st.index_path, readonly=True)
+    try:
+        assert sql.chunk_count(reader) == 1 and sql.term_doc_counts(reader, ["heron", "kingfish"]) == {"heron": 1}
+        (mem.cfg.home / "b.md").write_text("# B\n\nA heron and a kingfisher.\n", encoding="utf-8")
+        mem.index()  # another connection commits
+        assert sql.chunk_count(reader) == 2 and sql.term_doc_counts(reader, ["heron"]) == {"heron": 2}
+        assert sql.chunk_count(st.con) == 2
+        (mem.cfg.home / "c.md").write_text("# C\n\nNo bird here.\n", encoding="utf-8")
+        mem.index()  # the writer's own connection: its memo must not outlive its commit either
+        assert sql.chunk_count(st.con) == 3 and sql.chunk_count(reader) == 3
+    finally:
+        reader.close()

@@ -71,17 +71,24 @@ def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
     """How many chunks hold each indexed term (FTS5 vocabulary, made per connection in temp)."""
     if not terms:
         return {}
-    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
-    out = {}
-    for i in range(0, len(terms), 500):  # under SQLite's bound-value limit
-        part = terms[i:i + 500]
-        sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
-        out.update((r["term"], r["doc"]) for r in db.rows(con, sql, part))
-    return out
+    known = db.memo(con)  # the same words come back query after query: read each once per commit
+    missing = [t for t in dict.fromkeys(terms) if ("df", t) not in known]
+    if missing:
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
+        for t in missing:
+            known["df", t] = 0
+        for i in range(0, len(missing), 500):  # under SQLite's bound-value limit
+            part = missing[i:i + 500]
+            sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
+            known.update((("df", r["term"]), r["doc"]) for r in db.rows(con, sql, part))
+    return {t: known["df", t] for t in terms if known["df", t]}
 
 
 def chunk_count(con) -> int:
-    return db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
+    known = db.memo(con)
+    if "chunks" not in known:
+        known["chunks"] = db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
+    return known["chunks"]
 
 
 def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None, since=None,
