@@ -123,19 +123,31 @@ def test_cli_add_json_and_refusals(tmp_path):
 
 
 EDITOR = r"""
-import os, sys, time
+import ctypes, os, sys, time
 path, stop = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange(a, b):  # renameat2(RENAME_EXCHANGE): the save and the look at what it replaced are one step
+    if libc.renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2")
+def read(p):
+    with open(p, 'rb') as f:
+        return f.read()
 n = 0
 while not os.path.exists(stop) or n < 5:
-    data = open(path, 'rb').read()
+    data = read(path)
     lines = data.split(b'\n')
     new = b'\n'.join(lines[:2] + [b'editor line %d' % n, b''] + lines[2:])
     tmp = path + '.editor.tmp'
     with open(tmp, 'wb') as f:
         f.write(new); f.flush(); os.fsync(f.fileno())
-    if open(path, 'rb').read() != data:  # like an editor that notices the file changed on disk
-        os.unlink(tmp); continue
-    os.replace(tmp, path)
+    exchange(tmp, path)
+    if read(tmp) != data:  # like an editor that notices the file changed on disk: give it back, redo
+        exchange(tmp, path)
+        if read(tmp) != new:  # yet another save landed in that instant: it is the newest
+            exchange(tmp, path)
+        os.unlink(tmp)
+        continue
+    os.unlink(tmp)
     n += 1
     time.sleep(0.005)
 print(n)
