@@ -20,8 +20,8 @@ INTENDED = {
     "季度报告什么时候截止": ("user/deadlines.md", "截止"),
     "SQLite database is locked busy_timeout": ("agent/decisions/2026-10-03-use-sqlite-wal.md", "busy_timeout"),
     "When is Alex Chen's birthday": ("user/people/alex-chen.md", "Birthday"),
-    # its first hit is the Root cause section's contributing-factor paragraph; the cause itself is second
-    "what was the root cause of the migration incident": ("journal/2026-10-21.md", "Root cause"),
+    # the opening of the Root cause section, which names the two causes (in Chinese)
+    "what was the root cause of the migration incident": ("journal/2026-10-21.md", "根本原因有两个"),
 }
 
 
