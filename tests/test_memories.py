@@ -174,10 +174,12 @@ def test_an_id_keeps_naming_its_memory_after_updates_editor_edits_moves_and_a_re
     db_id = next(h.id for h in mem.search("PostgreSQL staging", limit=3) if "PostgreSQL" in h.content)
     mem.rebuild()
     assert "November 4th" in mem.get(first)["text"] and "PostgreSQL" in mem.get(db_id)["text"]
+    st = mem.stores("global")[0]
+    aliases = sql.all_aliases(st.con)
+    assert len(aliases) >= 4 and all(sql.chunks_by_ids(st.con, [new]) for _old, new, _at in aliases)  # one hop each
     mem.forget(first)
     with pytest.raises(NotFoundError):
         mem.get(first)
-    st = mem.stores("global")[0]
     with db.transaction(st.con):
         assert sql.prune_aliases(st.con) >= 3  # the forgotten memory's old ids
     left = sql.all_aliases(st.con)

@@ -6,7 +6,7 @@ import time
 
 from indexer.index import db
 
-MAX_HOPS = 32  # a memory edited this many times in a row is still found; a loop cannot hang a lookup
+MAX_HOPS = 32  # chains are kept one hop long (add_alias); the bound only stops a damaged table's loop
 
 
 def has_aliases(con) -> bool:
@@ -17,8 +17,11 @@ def add_alias(con, old_id: str, new_id: str) -> None:
     """old_id now names new_id (call inside a transaction); an id that comes back stops being an alias."""
     if old_id == new_id:
         return
+    now = time.time()
     con.execute("DELETE FROM aliases WHERE old_id = ?", (new_id,))
-    con.execute("INSERT OR REPLACE INTO aliases(old_id, new_id, at) VALUES(?, ?, ?)", (old_id, new_id, time.time()))
+    # ids that named old_id now name new_id: a chain stays one hop however often a memory moves
+    con.execute("UPDATE aliases SET new_id = ?, at = ? WHERE new_id = ?", (new_id, now, old_id))
+    con.execute("INSERT OR REPLACE INTO aliases(old_id, new_id, at) VALUES(?, ?, ?)", (old_id, new_id, now))
 
 
 def resolve_alias(con, record_id: str) -> str | None:

@@ -34,6 +34,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS chunks_uri ON chunks(uri);
+CREATE INDEX IF NOT EXISTS aliases_new_id ON aliases(new_id);
 CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
 CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
 CREATE INDEX IF NOT EXISTS chunks_type ON chunks(type);
