@@ -7,7 +7,7 @@ import sys
 import click
 
 from indexer.cli import output
-from indexer.cli.common import CliContext, pass_ctx, warn
+from indexer.cli.common import SCOPE, CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
@@ -46,7 +46,7 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
 @click.option("--context", "context", type=click.File("r", encoding="utf-8"), help="Recent conversation (file or -): used when the query alone is weak.")
 @click.option("--limit", "-n", type=int, help="Memories considered (default 8).")
 @click.option("--max-chars", type=int, help="Size budget of the block (default 1500).")
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -26,6 +26,10 @@ def notice(message: str) -> None:
     click.echo(message, err=True)
 
 
+# the stores a command reads: every --scope of the CLI is this one option
+SCOPE = click.option("--scope", type=click.Choice(config_mod.SCOPES), default="all", show_default=True)
+
+
 @dataclass
 class CliContext:
     """What the global options gave; the Memory is opened only by commands that need it."""

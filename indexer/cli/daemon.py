@@ -9,9 +9,8 @@ import click
 
 from indexer.cli import output
 from indexer.cli.backend import backend
-from indexer.cli.common import CliContext, pass_ctx
+from indexer.cli.common import SCOPE, CliContext, pass_ctx
 
-SCOPE = click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
 
 
 @click.command()
@@ -39,20 +38,18 @@ def serve(c: CliContext, debounce_ms, log_level, http):
 @pass_ctx
 def status(c: CliContext, scope, as_json):
     """Per store: files, chunks, pending events, last sync, and whether results may be stale."""
-    data = backend(c).status(scope)
-    if as_json:
-        output.emit({"stores": data})
-        return
-    for name, s in data.items():
-        if s.get("missing"):
-            click.echo(f"{name}: root {s['root']} is missing ({s['missing']}); searches find nothing in it "
-                       f"until the folder is back — daemon pid {s['pid']}")
-            continue
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["last_sync"])) if s.get("last_sync") else "never"
-        who = f"daemon pid {s['pid']}" + (" (polling)" if s.get("polling") else "") if s.get("daemon") else "no daemon"
-        pending = f"{s['pending']} pending" if s.get("daemon") else f"{s['pending']} files differ from the index"
-        click.echo(f"{name}: {s['files']} files, {s['chunks']} chunks, {pending}, last sync {when}, "
-                   f"{'may be STALE' if s['stale'] else 'up to date'} — {who}")
+    output.per_store(backend(c).status(scope), as_json, _status_line)
+
+
+def _status_line(name: str, s: dict) -> str:
+    if s.get("missing"):
+        return (f"{name}: root {s['root']} is missing ({s['missing']}); searches find nothing in it "
+                f"until the folder is back — daemon pid {s['pid']}")
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["last_sync"])) if s.get("last_sync") else "never"
+    who = f"daemon pid {s['pid']}" + (" (polling)" if s.get("polling") else "") if s.get("daemon") else "no daemon"
+    pending = f"{s['pending']} pending" if s.get("daemon") else f"{s['pending']} files differ from the index"
+    return (f"{name}: {s['files']} files, {s['chunks']} chunks, {pending}, last sync {when}, "
+            f"{'may be STALE' if s['stale'] else 'up to date'} — {who}")
 
 
 def _pass_command(name: str, doc: str, line):
@@ -63,12 +60,8 @@ def _pass_command(name: str, doc: str, line):
     @click.option("--json", "as_json", is_flag=True)
     @pass_ctx
     def run_pass(c: CliContext, scope, as_json):
-        reports = getattr(backend(c), name)(scope)
-        if as_json:
-            output.emit({"stores": output.by_store(reports)})
-            return
-        for r in reports:
-            click.echo(f"{r['store']}: {line(r)}")
+        reports = output.by_store(getattr(backend(c), name)(scope))
+        output.per_store(reports, as_json, lambda store, r: f"{store}: {line(r)}")
 
     return run_pass
 
@@ -79,7 +72,7 @@ decay = _pass_command(
 cleanup = _pass_command(
     "cleanup", "Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint. Never edits notes.",
     lambda r: f"{r['vanished_files']} vanished files ({r['chunks_removed']} chunks), {r['orphan_vectors']} orphan "
-              f"vectors removed, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'} and optimised, WAL checkpointed "
+              f"vectors removed, {r['dead_aliases']} ids of forgotten memories dropped, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'} and optimised, WAL checkpointed "
               f"in {r['seconds']:.2f}s")
 
 

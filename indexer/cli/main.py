@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from indexer.cli import output
-from indexer.cli.common import CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
+from indexer.cli.common import SCOPE, CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
@@ -44,7 +44,7 @@ def index(c: CliContext):
 
 
 @cli.command()
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @click.option("--no-cache", is_flag=True, help="Re-embed everything instead of reusing vectors of unchanged text.")
 @pass_ctx
 def rebuild(c: CliContext, scope, no_cache):
@@ -58,7 +58,7 @@ def rebuild(c: CliContext, scope, no_cache):
 @cli.command()
 @click.argument("query", required=False)
 @click.option("--mode", type=click.Choice(["hybrid", "fts", "vector"]), help="Default: hybrid.")
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @click.option("--limit", "-n", type=int, help="Number of hits (default 10).")
 @click.option("--under", multiple=True, help="Only notes whose uri starts with this prefix (repeatable).")
 @click.option("--min-score", type=float, help="Drop hits scoring below this.")
@@ -121,20 +121,19 @@ def _batch_item(line: str) -> dict:
 
 
 @cli.command()
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @click.option("--json", "as_json", is_flag=True)
 @pass_ctx
 def stats(c: CliContext, scope, as_json):
     """Files, chunks and vectors per store, with counts by type."""
-    data = backend(c).stats(scope)
-    if as_json:
-        output.emit({"stores": data})
-        return
-    for name, s in data.items():
-        types = ", ".join(f"{k} {v}" for k, v in s["by_type"].items()) or "none"
-        click.echo(f"{name}: {s['files']} files, {s['chunks']} chunks ({s['memories']} memories, "
-                   f"{s['sections']} sections), {s['vectors']} vectors, "
-                   f"{s['tokens']} tokens, {s['accesses']} accesses ({s['embedder']}) — {s['index']}\n  by type: {types}")
+    output.per_store(backend(c).stats(scope), as_json, _stats_line)
+
+
+def _stats_line(name: str, s: dict) -> str:
+    types = ", ".join(f"{k} {v}" for k, v in s["by_type"].items()) or "none"
+    return (f"{name}: {s['files']} files, {s['chunks']} chunks ({s['memories']} memories, "
+            f"{s['sections']} sections), {s['vectors']} vectors, "
+            f"{s['tokens']} tokens, {s['accesses']} accesses ({s['embedder']}) — {s['index']}\n  by type: {types}")
 
 
 @cli.command()

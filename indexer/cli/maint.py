@@ -8,11 +8,11 @@ import click
 
 from indexer.cli import output
 from indexer.cli.backend import backend
-from indexer.cli.common import CliContext, pass_ctx, warn
+from indexer.cli.common import SCOPE, CliContext, pass_ctx, warn
 
 
 @click.command()
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @click.option("--repair", is_flag=True, help="Re-index only what differs, then check again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/JSON.md).")
 @pass_ctx

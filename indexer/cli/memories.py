@@ -7,7 +7,7 @@ import sys
 import click
 
 from indexer.cli import output
-from indexer.cli.common import CliContext, pass_ctx, warn
+from indexer.cli.common import SCOPE, CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.errors import InputError
 
@@ -29,7 +29,7 @@ def _where(res: dict) -> str:
 @click.command()
 @click.argument("ref")
 @SPACE
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @AS_JSON
 @pass_ctx
 def get(c: CliContext, ref, space, scope, as_json):

@@ -24,6 +24,15 @@ def by_store(reports: list[dict]) -> dict:
     return {r["store"]: r for r in reports}
 
 
+def per_store(data: dict, as_json: bool, line) -> None:
+    """A per-store answer: the versioned JSON, or one line per store from line(name, report)."""
+    if as_json:
+        emit({"stores": data})
+        return
+    for name, report in data.items():
+        click.echo(line(name, report))
+
+
 def explain_table(hits) -> list[str]:
     """The score components of each hit as a short table, rounded to 3 places ('-' where absent)."""
     rows = [h for h in hits if h.explain]

@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 
 from indexer.cli.backend import backend
-from indexer.cli.common import CliContext, pass_ctx
+from indexer.cli.common import SCOPE, CliContext, pass_ctx
 from indexer.cli.memories import AS_JSON, SPACE
 from indexer.cli.output import emit
 
 
 @click.command()
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="How many memories.")
-@click.option("--scope", type=click.Choice(["all", "global", "project"]), default="all", show_default=True)
+@SCOPE
 @SPACE
 @AS_JSON
 @pass_ctx
