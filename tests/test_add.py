@@ -140,8 +140,11 @@ while not os.path.exists(stop) or n < 5:
     tmp = path + '.editor.tmp'
     with open(tmp, 'wb') as f:
         f.write(new); f.flush(); os.fsync(f.fileno())
+    if read(path) != data:  # like an editor that notices the file changed on disk: reload, redo
+        os.unlink(tmp)
+        continue
     exchange(tmp, path)
-    if read(tmp) != data:  # like an editor that notices the file changed on disk: give it back, redo
+    if read(tmp) != data:  # it changed in the instant since: give it back, redo
         exchange(tmp, path)
         if read(tmp) != new:  # yet another save landed in that instant: it is the newest
             exchange(tmp, path)

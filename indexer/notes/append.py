@@ -195,6 +195,11 @@ def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
             return True, new, new
         with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        cur = _read(path)
+        if cur != expect:
+            # saved since our read: rebuild on it without swapping, so no one (an editor that reloads,
+            # another tool) ever sees our text without theirs; the exchange below covers the instant left
+            return (False, None, None) if cur is None else (False, cur, cur)
         try:
             swapped = _exchange(tmp, path)
         except FileNotFoundError:
