@@ -314,12 +314,9 @@ def backup_into(dest: Connection, source: Connection) -> None:
 MEMO_LIMIT = 50_000
 
 
-def memo(con: Connection) -> dict:
-    """A dict kept on the connection while the file's content stays as it is: any commit, by this
-    connection (total_changes) or another (data_version), starts a new one. For statistics that
-    every query reads again (chunk count, a word's document count) and only writes change."""
-    with guard(con):
-        version = (apsw.Connection.execute(con, "PRAGMA data_version").fetchall()[0][0], con.total_changes())
+def memo(con: Connection, version) -> dict:
+    """A dict kept on the connection while `version` stays the same (the caller's name for the state
+    of what it caches); a new version starts an empty one."""
     kept = getattr(con, "memo_state", None)
     if kept is None or kept[0] != version or len(kept[1]) > MEMO_LIMIT:
         kept = (version, {})

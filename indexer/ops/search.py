@@ -124,6 +124,7 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
     if qvec is not None and st.with_vec:
         dated = q.since is not None or q.until is not None
         near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None and not dated else None
+        from_matrix = near is not None
         if near is None:  # no matrix kept (one-shot), or a filter: sqlite-vec's filtered scan
             near = sql.vector_search(st.con, qvec, pool, under=q.under, space=space, since=q.since, until=q.until)
         for rank, r in enumerate(near, 1):
@@ -131,7 +132,7 @@ def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=N
             c.similarity, c.vec_rank = r["similarity"], rank
         # full-text candidates the KNN pool missed still get their true cosine
         missed = [cid for (name, cid), c in cands.items() if name == st.name and c.similarity is None]
-        for cid, sim in vector_matrix.cosines(st, qvec, missed).items():
+        for cid, sim in vector_matrix.cosines(st, qvec, missed, refresh=not from_matrix).items():
             cands[(st.name, cid)].similarity = sim
     return words
 

@@ -92,10 +92,12 @@ class VectorMatrix:
             if exact is not None and len(exact) == len(q):
                 sims[i] = float(_unit(exact) @ q)
 
-    def cosines(self, con, qvec: np.ndarray, ids: list[str]) -> dict[str, float]:
-        """Cosine of the query with each of these chunks that has a vector."""
+    def cosines(self, con, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
+        """Cosine of the query with each of these chunks that has a vector (refresh=False: the caller
+        has just searched this matrix, and its answers stay on one view of the store)."""
         with self._lock:
-            self.refresh(con)
+            if refresh:
+                self.refresh(con)
             found = [(cid, self._row_of[cid]) for cid in ids if cid in self._row_of]
             if not found:
                 return {}
@@ -247,11 +249,11 @@ def knn_rows(st, qvec: np.ndarray, k: int, under=()) -> list[dict] | None:
     return [{**by_id[cid], "similarity": sim} for cid, sim in found if cid in by_id]
 
 
-def cosines(st, qvec: np.ndarray, ids: list[str]) -> dict[str, float]:
+def cosines(st, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
     """Cosines of the query with these chunks: from the matrix when one is kept, else read from sqlite-vec."""
     matrix = for_index(st.index_path) if st.with_vec else None
     if matrix is not None:
-        return matrix.cosines(st.con, qvec, ids)
+        return matrix.cosines(st.con, qvec, ids, refresh)
     q = _unit(qvec)
     return {cid: float(v @ q) for cid, v in sql.vectors_for_ids(st.con, ids).items()}
 

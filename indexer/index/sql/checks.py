@@ -95,6 +95,8 @@ def delete_chunk_rows(con, uri: str) -> int:
 # ---- the in-memory vector matrix's view of sqlite-vec ---------------------------------------
 # vec0 keeps id -> rowid in its shadow table chunks_vec_rowids; rowids are AUTOINCREMENT, so a
 # row written after another always has a larger one, and (largest rowid, count) changes with any write.
+# vec0 stores vectors 1,024 to a chunk, with a bit per slot that says it holds a live one: counting
+# those bits reads a hundred small rows at 100k vectors, where count(*) reads every rowid.
 
 def vector_signature(con) -> tuple:
     """What changes with any write of vectors: (largest rowid ever given, count, (rowid, id) of the first and
@@ -102,7 +104,7 @@ def vector_signature(con) -> tuple:
     if not has_vec_table(con):
         return 0, 0, None, None
     top = db.rows(con, "SELECT seq FROM sqlite_sequence WHERE name = 'chunks_vec_rowids'")
-    n = db.rows(con, "SELECT count(*) AS n FROM chunks_vec_rowids")[0]["n"]
+    n = sum(int.from_bytes(bits, "little").bit_count() for (bits,) in con.execute("SELECT validity FROM chunks_vec_chunks"))
     first = con.execute("SELECT rowid, id FROM chunks_vec_rowids ORDER BY rowid LIMIT 1").fetchall()
     last = con.execute("SELECT rowid, id FROM chunks_vec_rowids ORDER BY rowid DESC LIMIT 1").fetchall()
     return (top[0]["seq"] if top else 0), n, (tuple(first[0]) if first else None), (tuple(last[0]) if last else None)

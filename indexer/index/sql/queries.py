@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from indexer.index import db
+from indexer.index.sql.fts_topk import top_rowids
+from indexer.index.sql.text_stats import chunk_count
 from indexer.notes.spaces import FOLDER, space_prefix
 from indexer.index.sql.schema import _SELECT, has_vec_table
 
@@ -61,34 +63,13 @@ def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None
         return []
     where, params = _filter_sql(parent_dirs, under, since, until)
     where, params = _with_space(where, params, space)
-    sql = (_SELECT + ", -bm25(chunks_fts, 1.0, 0.3, 0.6) AS bm25 FROM chunks_fts"
-           " JOIN chunks c ON c.fts_rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?" + where +
-           " ORDER BY bm25(chunks_fts, 1.0, 0.3, 0.6) LIMIT ?")
-    return db.rows(con, sql, [match, *params, k])
-
-
-def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
-    """How many chunks hold each indexed term (FTS5 vocabulary, made per connection in temp)."""
-    if not terms:
-        return {}
-    known = db.memo(con)  # the same words come back query after query: read each once per commit
-    missing = [t for t in dict.fromkeys(terms) if ("df", t) not in known]
-    if missing:
-        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
-        for t in missing:
-            known["df", t] = 0
-        for i in range(0, len(missing), 500):  # under SQLite's bound-value limit
-            part = missing[i:i + 500]
-            sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
-            known.update((("df", r["term"]), r["doc"]) for r in db.rows(con, sql, part))
-    return {t: known["df", t] for t in terms if known["df", t]}
-
-
-def chunk_count(con) -> int:
-    known = db.memo(con)
-    if "chunks" not in known:
-        known["chunks"] = db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
-    return known["chunks"]
+    top = top_rowids(con, match, k, chunk_count(con), where, params)
+    if not top:
+        return []
+    # the chunk rows of the k best only: joining every matching row read rows the LIMIT then dropped
+    sql = _SELECT + ", c.fts_rowid AS r FROM chunks c WHERE c.fts_rowid IN (" + ",".join("?" * len(top)) + ")"
+    found = {r.pop("r"): r for r in db.rows(con, sql, [rowid for rowid, _ in top])}
+    return [{**found[rowid], "bm25": score} for rowid, score in top if rowid in found]
 
 
 def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=None, since=None,

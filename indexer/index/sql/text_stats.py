@@ -1,0 +1,55 @@
+"""Full-text statistics every query reads again (chunk count, words' and phrases' document counts),
+kept per connection while the full-text index is unchanged."""
+
+from __future__ import annotations
+
+from indexer.index import db
+
+
+def _known(con) -> dict:
+    """FTS5 rewrites its structure record whenever its content changes (each write adds a segment and
+    bumps a counter in it), so the record names the content. A commit that only moves counters (every
+    search counts its hits) leaves it alone and keeps what was read; this connection's own writes
+    (total_changes) start afresh even before FTS5 has flushed them."""
+    found = db.rows(con, "SELECT block FROM chunks_fts_data WHERE id = 10")
+    return db.memo(con, (found[0]["block"] if found else None, con.total_changes()))
+
+
+def chunk_count(con) -> int:
+    known = _known(con)
+    if "chunks" not in known:
+        known["chunks"] = db.rows(con, "SELECT count(*) AS n FROM chunks")[0]["n"]
+    return known["chunks"]
+
+
+def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each indexed term (FTS5 vocabulary, made per connection in temp)."""
+    if not terms:
+        return {}
+    known = _known(con)
+    missing = [t for t in dict.fromkeys(terms) if ("df", t) not in known]
+    if missing:
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, 'row')")
+        for t in missing:
+            known["df", t] = 0
+        for i in range(0, len(missing), 500):  # under SQLite's bound-value limit
+            part = missing[i:i + 500]
+            sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
+            known.update((("df", r["term"]), r["doc"]) for r in db.rows(con, sql, part))
+    return {t: known["df", t] for t in terms if known["df", t]}
+
+
+def phrase_doc_counts(con, phrases: list[str]) -> list[int]:
+    """How many chunks match each quoted FTS5 phrase: a one-word phrase's count is its word's (read
+    with the query's other words), a longer phrase's is counted."""
+    known = _known(con)
+    words = {p: db.index_terms(con, p[1:-1].replace('""', '"')) for p in phrases if ("phrase", p) not in known}
+    single = {p: w[0][1] for p, w in words.items() if len(w) == 1}
+    counts = term_doc_counts(con, list(single.values()))
+    for p, w in words.items():
+        if p in single:
+            known["phrase", p] = counts.get(single[p], 0)
+        else:
+            known["phrase", p] = db.rows(con, "SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                         [p])[0]["n"]
+    return [known["phrase", p] for p in phrases]
