@@ -149,7 +149,7 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
               chunks: int) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     exp = feedback.expansion_terms(
-        db.index_terms(st.con, q.text), [db.index_terms(st.con, r["content"]) for r in top],
+        db.index_terms(st.con, q.text), sql.content_terms(st.con, top),
         lambda terms: sql.term_doc_counts(st.con, terms), chunks, n_words)
     if not exp.words:
         return ()

@@ -15,7 +15,9 @@ from indexer.index.sql.queries import (  # noqa: F401
     has_spaces, fts_search, vector_search, find_similar, vectors_with_uri,
     chunk_exists, chunks_by_ids, KNN_MAX,
 )
-from indexer.index.sql.text_stats import chunk_count, term_doc_counts, phrase_doc_counts  # noqa: F401
+from indexer.index.sql.text_stats import (  # noqa: F401
+    chunk_count, term_doc_counts, phrase_doc_counts, content_terms,
+)
 from indexer.index.sql.counters import (  # noqa: F401
     increment_reinforcement, increment_access_count, carry_counters, newest_chunks, get_stats,
     dynamics_inputs, set_strengths, set_chunk_times, chunk_strengths, document_uris, uris_without_document,

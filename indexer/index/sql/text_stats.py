@@ -53,3 +53,23 @@ def phrase_doc_counts(con, phrases: list[str]) -> list[int]:
             known["phrase", p] = db.rows(con, "SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?",
                                          [p])[0]["n"]
     return [known["phrase", p] for p in phrases]
+
+
+TERMS_KEPT = 1000  # chunks whose words are kept: a few MB, the best hits of recent queries
+
+
+def content_terms(con, rows: list[dict]) -> list[list[tuple[str, str]]]:
+    """Each chunk row's (surface word, indexed term) pairs, kept by text: the best hits of one query
+    are often the best of the next, and reading a chunk's words again costs more than its search."""
+    known = _known(con)
+    out = []
+    for r in rows:
+        key = ("terms", r["content_hash"])
+        terms = known.get(key)
+        if terms is None:
+            terms = db.index_terms(con, r["content"])
+            if known.get("terms kept", 0) < TERMS_KEPT:
+                known[key] = terms
+                known["terms kept"] = known.get("terms kept", 0) + 1
+        out.append(terms)
+    return out
