@@ -114,6 +114,19 @@ def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
     assert frog not in found and matrix.rows == sql.vector_signature(st.con)[1]
 
 
+def test_a_shortlist_made_before_a_write_is_finished_on_the_rows_after_it(store, usem3, keep):
+    mem, st = store
+    matrix = vector_matrix.for_index(st.index_path)
+    q = usem3.embed_query("a purple giraffe plays the violin")
+    early = vector_matrix.refreshed(st).shortlist(q, 5)  # as the vector leg's thread makes it
+    (mem.cfg.home / "giraffe.md").write_text("# Zoo\n\nA purple giraffe plays the violin at night.\n", encoding="utf-8")
+    mem.index()
+    vector_matrix.refreshed(st)  # another request's search brings the copy in step meanwhile
+    got = vector_matrix.finish_rows(st, matrix, early)
+    assert got[0]["uri"] == "giraffe.md"
+    assert [r["id"] for r in got] == [i for i, _ in _exact(st, q, 5)]
+
+
 def test_a_rebuild_swapped_in_is_read_again(store, usem3, keep):
     mem, st = store
     matrix = vector_matrix.for_index(st.index_path)

@@ -10,6 +10,7 @@ from indexer.ops import episodes
 from indexer.ops import fusion
 from indexer.ops import query_match
 from indexer.ops import timespan
+from indexer.ops import vector_leg
 from indexer.ops import vector_matrix
 from indexer.index import sql
 from indexer.config import Config
@@ -61,17 +62,24 @@ def _valid_text(text: str) -> str:
 
 def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
     """Run one query over the stores and return one merged ranking; counting accesses is the caller's."""
-    want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0
-    qvec = embedder.embed_query(q.text) if want_vec and any(s.with_vec for s in stores) else None
-    match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or qvec is None else ""
+    want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0 and any(s.with_vec for s in stores)
+    match = fts_match_expression(q.text) if q.mode in ("hybrid", "fts") or not want_vec else ""
     pool = max(cfg.candidates, q.limit * 2)
     # feedback is part of the weighted hybrid ranking it was measured in, not of plain full text
     fb = (cfg.feedback_docs, cfg.feedback_terms) if (
-        q.mode == "hybrid" and qvec is not None and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
+        q.mode == "hybrid" and want_vec and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
+    spaces = {st.name: space_filter(st, q.space) for st in stores}  # read once: every leg filters alike
+    dated = q.since is not None or q.until is not None
+    leg = vector_leg.VectorLeg(stores, embedder, q.text, pool, {
+        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}) if want_vec else None
     cands: dict[tuple, fusion.Candidate] = {}
     expanded: dict[str, tuple[str, ...]] = {}
     for st in stores:
-        expanded[st.name] = _collect(st, q, match, qvec, pool, cands, fb)
+        expanded[st.name] = _collect_text(st, q, match, pool, cands, spaces[st.name], fb)
+    qvec = leg.vector if leg is not None else None
+    for st in stores:
+        if st.with_vec and leg is not None:
+            _collect_vectors(st, q, leg, cands, spaces[st.name])
     mode = q.mode if qvec is not None or q.mode == "fts" else "fts"  # no vectors: degrade to full text
     listed = list(cands.values())
     if mode == "fts":
@@ -107,34 +115,33 @@ def dynamics_multiplier(row: dict, floor: float) -> float:
     return floor + (1.0 - floor) * strength
 
 
-def _collect(st: Store, q: Query, match: str, qvec, pool: int, cands: dict, fb=None) -> tuple[str, ...]:
-    """Add this store's candidates to cands; returns the feedback words used (fb = (docs, words))."""
+def _collect_text(st: Store, q: Query, match: str, pool: int, cands: dict, space: str | None,
+                  fb=None) -> tuple[str, ...]:
+    """Add this store's full-text candidates to cands; returns the feedback words used (fb = (docs, words))."""
+    if not match:
+        return ()
     words: tuple[str, ...] = ()
-    space = space_filter(st, q.space)  # read once per store and query: every leg below filters alike
-    if match:
-        found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under,
-                               space=space, since=q.since, until=q.until)
-        chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
-        ideal = query_match.ideal_bm25(st.con, q.text, chunks) if found else 1.0  # stores on one scale
-        for rank, r in enumerate(found, 1):
-            c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
-            c.bm25, c.fts_rank = r["bm25"] / ideal, rank
-        if fb and fb[0] > 0 and fb[1] > 0 and found:
-            words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands, space, chunks)
-    if qvec is not None and st.with_vec:
-        dated = q.since is not None or q.until is not None
-        near = vector_matrix.knn_rows(st, qvec, pool, q.under) if space is None and not dated else None
-        from_matrix = near is not None
-        if near is None:  # no matrix kept (one-shot), or a filter: sqlite-vec's filtered scan
-            near = sql.vector_search(st.con, qvec, pool, under=q.under, space=space, since=q.since, until=q.until)
-        for rank, r in enumerate(near, 1):
-            c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
-            c.similarity, c.vec_rank = r["similarity"], rank
-        # full-text candidates the KNN pool missed still get their true cosine
-        missed = [cid for (name, cid), c in cands.items() if name == st.name and c.similarity is None]
-        for cid, sim in vector_matrix.cosines(st, qvec, missed, refresh=not from_matrix).items():
-            cands[(st.name, cid)].similarity = sim
+    found = sql.fts_search(st.con, query_match.match_for_store(st.con, q.text), pool, under=q.under,
+                           space=space, since=q.since, until=q.until)
+    chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
+    ideal = query_match.ideal_bm25(st.con, q.text, chunks) if found else 1.0  # stores on one scale
+    for rank, r in enumerate(found, 1):
+        c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+        c.bm25, c.fts_rank = r["bm25"] / ideal, rank
+    if fb and fb[0] > 0 and fb[1] > 0 and found:
+        words = _feedback(st, q, found[:fb[0]], fb[1], pool, cands, space, chunks)
     return words
+
+
+def _collect_vectors(st: Store, q: Query, leg: vector_leg.VectorLeg, cands: dict, space: str | None) -> None:
+    near, from_matrix = leg.nearest(st, q, space)
+    for rank, r in enumerate(near, 1):
+        c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+        c.similarity, c.vec_rank = r["similarity"], rank
+    # full-text candidates the KNN pool missed still get their true cosine
+    missed = [cid for (name, cid), c in cands.items() if name == st.name and c.similarity is None]
+    for cid, sim in vector_matrix.cosines(st, leg.vector, missed, refresh=not from_matrix).items():
+        cands[(st.name, cid)].similarity = sim
 
 
 def space_filter(st: Store, space: str | None) -> str | None:

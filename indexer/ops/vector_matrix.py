@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +25,17 @@ def _unit(v) -> np.ndarray:
     return v / (np.linalg.norm(v) or 1.0)
 
 
+@dataclass(frozen=True)
+class Shortlist:
+    """A search's rows and their int8 cosines, before the close ones are settled."""
+
+    generation: int
+    q: np.ndarray
+    k: int
+    rows: np.ndarray
+    sims: np.ndarray
+
+
 class VectorMatrix:
     """int8 codes (one per dimension, with a per-row scale) and 1-bit codes of every vector of one store.
 
@@ -42,6 +54,7 @@ class VectorMatrix:
     def __init__(self):
         self._lock = threading.Lock()
         self._sig: tuple[int, int] | None = None
+        self._generation = 0  # moves with every change of the copy: a Shortlist's rows are of one generation
         self._clear(0)
 
     def _clear(self, dim: int) -> None:
@@ -68,11 +81,30 @@ class VectorMatrix:
         """(id, cosine) of the k nearest vectors, nearest first."""
         with self._lock:
             self.refresh(con)
+        return self.finish(con, self.shortlist(qvec, k))
+
+    def shortlist(self, qvec: np.ndarray, k: int) -> Shortlist | None:
+        """The half of a search that reads no SQL (codes only), so it can run in another thread
+        beside the full-text leg; finish() completes it."""
+        with self._lock:
             if not self._row_of or k <= 0:
-                return []
+                return None
             q = _unit(qvec)
             rows = self._shortlist(q)
-            sims = self._cosines(rows, q)
+            return Shortlist(self._generation, q, k, rows, self._cosines(rows, q))
+
+    def finish(self, con, found: Shortlist | None) -> list[tuple[str, float]]:
+        """(id, cosine) of the k nearest, nearest first: rows too close to the k-th to tell get
+        their exact cosine."""
+        if found is None:
+            return []
+        with self._lock:
+            q, k, rows, sims = found.q, found.k, found.rows, found.sims
+            if found.generation != self._generation:  # the copy changed in between: its rows moved
+                if not self._row_of:
+                    return []
+                rows = self._shortlist(q)
+                sims = self._cosines(rows, q)
             keep = min(len(rows), k)
             if keep < len(rows):
                 self._settle_ties(con, rows, sims, q, keep)
@@ -128,6 +160,7 @@ class VectorMatrix:
         sig = sql.vector_signature(con)
         if sig == self._sig:
             return
+        self._generation += 1
         if self._sig is None or not self._same_file(sig):
             self._load(con)  # first use, a rebuild swapped in, or a store deleted and made again
         else:
@@ -244,7 +277,24 @@ def knn_rows(st, qvec: np.ndarray, k: int, under=()) -> list[dict] | None:
     matrix = for_index(st.index_path) if st.with_vec and not under else None
     if matrix is None:
         return None
-    found = matrix.search(st.con, qvec, k)
+    return _rows(st, matrix.search(st.con, qvec, k))
+
+
+def refreshed(st) -> VectorMatrix | None:
+    """The store's matrix brought in step with the store, or None when none is kept."""
+    matrix = for_index(st.index_path) if st.with_vec else None
+    if matrix is not None:
+        with matrix._lock:
+            matrix.refresh(st.con)
+    return matrix
+
+
+def finish_rows(st, matrix: VectorMatrix, found: Shortlist | None) -> list[dict]:
+    """knn_rows from a shortlist made beforehand (matrix.shortlist), on the store's connection."""
+    return _rows(st, matrix.finish(st.con, found))
+
+
+def _rows(st, found: list[tuple[str, float]]) -> list[dict]:
     by_id = {r["id"]: r for r in sql.chunks_by_ids(st.con, [cid for cid, _s in found])}
     return [{**by_id[cid], "similarity": sim} for cid, sim in found if cid in by_id]
 

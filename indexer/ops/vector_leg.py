@@ -1,0 +1,57 @@
+"""The vector side of a query: its embedding and each store's nearest rows, started beside the full-text side.
+
+In a process that keeps vector matrices (the daemon), embedding the query and shortlisting each
+matrix read no SQL. They run in a second thread while the first runs the full-text searches:
+SQLite lets go of the GIL while it scores rows, so on two cores the two sides overlap. What needs
+a store's connection (settling close cosines, reading rows) is done after, on the caller's thread,
+as a connection is used by one thread at a time.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from indexer.index import sql
+from indexer.index.stores import Store
+from indexer.ops import vector_matrix
+
+_AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-leg")
+
+
+class VectorLeg:
+    """The query vector and, for stores with a kept matrix, their shortlists (ready once `vector` is read)."""
+
+    def __init__(self, stores: list[Store], embedder, text: str, pool: int, matrix_ok: dict[str, bool]):
+        self._stores = stores
+        self._pool = pool
+        self._matrices = {st.name: m for st in stores
+                          if matrix_ok.get(st.name) and (m := vector_matrix.refreshed(st)) is not None}
+        self._future: Future | None = None
+        self._vector: np.ndarray | None = None
+        self._shortlists: dict = {}
+        if self._matrices:
+            self._future = _AHEAD.submit(self._ahead, embedder, text)
+        else:
+            self._vector = embedder.embed_query(text)
+
+    def _ahead(self, embedder, text: str):
+        qvec = embedder.embed_query(text)
+        return qvec, {name: m.shortlist(qvec, self._pool) for name, m in self._matrices.items()}
+
+    @property
+    def vector(self) -> np.ndarray:
+        if self._future is not None:
+            self._vector, self._shortlists = self._future.result()
+            self._future = None
+        return self._vector
+
+    def nearest(self, st: Store, q, space: str | None) -> tuple[list[dict], bool]:
+        """(rows with `similarity`, nearest first; whether they came from the kept matrix). Without
+        a matrix, or with a filter (space, folder, dates), sqlite-vec's scan."""
+        qvec = self.vector
+        if st.name in self._matrices:
+            return vector_matrix.finish_rows(st, self._matrices[st.name], self._shortlists.get(st.name)), True
+        return sql.vector_search(st.con, qvec, self._pool, under=q.under, space=space,
+                                 since=q.since, until=q.until), False
