@@ -127,6 +127,17 @@ def test_a_shortlist_made_before_a_write_is_finished_on_the_rows_after_it(store,
     assert [r["id"] for r in got] == [i for i, _ in _exact(st, q, 5)]
 
 
+def test_a_shortlist_finished_apart_agrees_with_one_finished_on_the_store_connection(store, usem3, monkeypatch, keep):
+    monkeypatch.setattr(vector_matrix, "SMALL", 100)
+    monkeypatch.setattr(vector_matrix, "MIN_SHORTLIST", 200)
+    mem, st = store
+    matrix = vector_matrix.refreshed(st)
+    for query in ["who wants to adopt", "咖啡", "late trains"]:
+        found = matrix.shortlist(usem3.embed_query(query), 10)
+        assert matrix.finish_apart(found) == matrix.finish(st.con, found)
+    assert matrix._own is not None and matrix._own is not st.con  # its own read-only connection
+
+
 def test_a_rebuild_swapped_in_is_read_again(store, usem3, keep):
     mem, st = store
     matrix = vector_matrix.for_index(st.index_path)

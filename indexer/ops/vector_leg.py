@@ -1,10 +1,10 @@
 """The vector side of a query: its embedding and each store's nearest rows, started beside the full-text side.
 
-In a process that keeps vector matrices (the daemon), embedding the query and shortlisting each
-matrix read no SQL. They run in a second thread while the first runs the full-text searches:
-SQLite lets go of the GIL while it scores rows, so on two cores the two sides overlap. What needs
-a store's connection (settling close cosines, reading rows) is done after, on the caller's thread,
-as a connection is used by one thread at a time.
+In a process that keeps vector matrices (the daemon), embedding the query, shortlisting each
+matrix and settling the close cosines (on the matrix's own read-only connection) run in a second
+thread while the first runs the full-text searches: SQLite lets go of the GIL while it scores rows,
+so on two cores the two sides overlap. Reading the chunk rows is left to the caller's thread and
+connection, as a connection is used by one thread at a time.
 """
 
 from __future__ import annotations
@@ -38,7 +38,11 @@ class VectorLeg:
 
     def _ahead(self, embedder, text: str):
         qvec = embedder.embed_query(text)
-        return qvec, {name: m.shortlist(qvec, self._pool) for name, m in self._matrices.items()}
+        done = {}
+        for name, m in self._matrices.items():
+            found = m.shortlist(qvec, self._pool)
+            done[name] = (found, m.finish_apart(found))
+        return qvec, done
 
     @property
     def vector(self) -> np.ndarray:
@@ -52,6 +56,9 @@ class VectorLeg:
         a matrix, or with a filter (space, folder, dates), sqlite-vec's scan."""
         qvec = self.vector
         if st.name in self._matrices:
-            return vector_matrix.finish_rows(st, self._matrices[st.name], self._shortlists.get(st.name)), True
+            found, nearest = self._shortlists[st.name]
+            if nearest is None:
+                nearest = self._matrices[st.name].finish(st.con, found)
+            return vector_matrix.rows_of(st, nearest), True
         return sql.vector_search(st.con, qvec, self._pool, under=q.under, space=space,
                                  since=q.since, until=q.until), False

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from indexer.embedder import one_blas_thread
+from indexer.errors import MdmemError
+from indexer.index import db
 from indexer.index import sql
 
 SMALL = 8192  # up to this many rows every int8 code is rescored: no 1-bit shortlist needed
@@ -51,7 +53,9 @@ class VectorMatrix:
     without telling this class. About 580 bytes a vector (512-d).
     """
 
-    def __init__(self):
+    def __init__(self, path: str | None = None):
+        self._path = path
+        self._own: object | None = None  # a read-only connection for finish_apart, opened on first use
         self._lock = threading.Lock()
         self._sig: tuple[int, int] | None = None
         self._generation = 0  # moves with every change of the copy: a Shortlist's rows are of one generation
@@ -111,6 +115,18 @@ class VectorMatrix:
             top = np.argpartition(-sims, keep - 1)[:keep] if keep < len(rows) else np.arange(len(rows))
             top = top[np.argsort(-sims[top], kind="stable")]
             return [(self._ids[r], float(s)) for r, s in zip(rows[top].tolist(), sims[top].tolist())]
+
+    def finish_apart(self, found: Shortlist | None) -> list[tuple[str, float]] | None:
+        """finish() on the matrix's own read-only connection, for a thread that holds no store
+        connection; None when that connection cannot be opened (the caller finishes on its own)."""
+        with self._lock:
+            if self._own is None and self._path is not None:
+                try:
+                    self._own = db.connect(self._path, readonly=True)
+                except MdmemError:
+                    return None
+            own = self._own
+        return self.finish(own, found) if own is not None else None
 
     def _settle_ties(self, con, rows: np.ndarray, sims: np.ndarray, q: np.ndarray, keep: int) -> None:
         """Rows whose int8 cosine is too close to the k-th to tell which side they fall on get their
@@ -184,6 +200,7 @@ class VectorMatrix:
         return True
 
     def _load(self, con) -> None:
+        self._own = None  # the file may have been made again: the next finish_apart opens it anew
         first = sql.all_vectors_with_rowid(con)
         block = [row for _, row in zip(range(LOAD_BLOCK), first)]
         self._clear(len(block[0][2]) if block else 0)
@@ -259,7 +276,7 @@ def for_index(path) -> VectorMatrix | None:
         return None
     key = os.path.realpath(path)
     with _registry_lock:
-        return _matrices.setdefault(key, VectorMatrix())
+        return _matrices.setdefault(key, VectorMatrix(key))
 
 
 def warm(stores) -> None:
@@ -277,7 +294,7 @@ def knn_rows(st, qvec: np.ndarray, k: int, under=()) -> list[dict] | None:
     matrix = for_index(st.index_path) if st.with_vec and not under else None
     if matrix is None:
         return None
-    return _rows(st, matrix.search(st.con, qvec, k))
+    return rows_of(st, matrix.search(st.con, qvec, k))
 
 
 def refreshed(st) -> VectorMatrix | None:
@@ -291,10 +308,11 @@ def refreshed(st) -> VectorMatrix | None:
 
 def finish_rows(st, matrix: VectorMatrix, found: Shortlist | None) -> list[dict]:
     """knn_rows from a shortlist made beforehand (matrix.shortlist), on the store's connection."""
-    return _rows(st, matrix.finish(st.con, found))
+    return rows_of(st, matrix.finish(st.con, found))
 
 
-def _rows(st, found: list[tuple[str, float]]) -> list[dict]:
+def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
+    """The chunk rows of (id, cosine) pairs, with `similarity`, in their order (rows gone since are left out)."""
     by_id = {r["id"]: r for r in sql.chunks_by_ids(st.con, [cid for cid, _s in found])}
     return [{**by_id[cid], "similarity": sim} for cid, sim in found if cid in by_id]
 
