@@ -37,7 +37,7 @@ def phrases_of(match: str) -> list[str] | None:
 
 def top_rowids(con, match: str, k: int, chunks: int, where: str = "", params=()) -> list[tuple[int, float]]:
     """The k best (fts rowid, bm25 with bigger better) for the MATCH, best first, ties by rowid (scores
-    equal to 9 decimals are ties: the two ways of scoring differ in the last bits).
+    are rounded to 9 decimals: the two ways of scoring differ in the last bits).
 
     chunks: the store's chunk count. where: filters on `chunks c` (" AND ..."), with their params;
     the bound holds within any filter, as every score it is compared with is a filtered row's.
@@ -86,8 +86,8 @@ def _rows_holding(con, some: list[str], match: str, k: int, where: str, params) 
     """The k best rows holding any of `some`, each scored with every phrase of the MATCH."""
     part = " OR ".join(some)
     sql = (f"WITH e AS MATERIALIZED (SELECT chunks_fts.rowid AS r, {BM25} AS part FROM chunks_fts{_join(where)}"
-           f" WHERE chunks_fts MATCH ?{where}) SELECT chunks_fts.rowid AS r, e.part - {BM25} AS score"
-           " FROM chunks_fts JOIN e ON e.r = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY round(score, 9) DESC, r LIMIT ?")
+           f" WHERE chunks_fts MATCH ?{where}) SELECT chunks_fts.rowid AS r, round(e.part - {BM25}, 9) AS score"
+           " FROM chunks_fts JOIN e ON e.r = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY score DESC, r LIMIT ?")
     # (some) AND (all) is scored by FTS5 over every phrase plus `some` again: taking off the score
     # of `some` alone leaves each row's true score
     return [(r["r"], r["score"]) for r in db.rows(con, sql, [part, *params, f"({part}) AND ({match})", k])]
@@ -98,8 +98,9 @@ def _join(where: str) -> str:
 
 
 def _plain(con, match: str, k: int, where: str, params) -> list[tuple[int, float]]:
-    sql = (f"SELECT chunks_fts.rowid AS r, -{BM25} AS score FROM chunks_fts{_join(where)} WHERE chunks_fts MATCH ?"
-           f"{where} ORDER BY round(score, 9) DESC, r LIMIT ?")
+    # ORDER BY names the column alone: an expression over it would compute bm25() a second time a row
+    sql = (f"SELECT chunks_fts.rowid AS r, round(-{BM25}, 9) AS score FROM chunks_fts{_join(where)}"
+           f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC, r LIMIT ?")
     return [(r["r"], r["score"]) for r in db.rows(con, sql, [match, *params, k])]
 
 
