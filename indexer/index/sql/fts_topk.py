@@ -61,7 +61,7 @@ def top_rowids(con, match: str, k: int, chunks: int, where: str = "", params=())
     if len(found) < k:
         return _plain(con, match, k, where, params)
     # found[-1] is the k-th best true score among some rows: the k-th best of all is at least that
-    common = _under(phrases, counts, max(chunks, 1), [i for i in reversed(rarest) if i not in probe],
+    common = _under(counts, max(chunks, 1), [i for i in reversed(rarest) if i not in probe],
                     found[-1][1] / SLACK)
     essential = [i for i in range(len(phrases)) if i not in common]
     if len(essential) == len(probe):
@@ -71,7 +71,7 @@ def top_rowids(con, match: str, k: int, chunks: int, where: str = "", params=())
     return _rows_holding(con, [phrases[i] for i in essential], match, k, where, params)
 
 
-def _under(phrases: list[str], counts: list[int], chunks: int, commonest: list[int], floor: float) -> set[int]:
+def _under(counts: list[int], chunks: int, commonest: list[int], floor: float) -> set[int]:
     """The commonest phrases whose bounds together stay under the floor: no row holding only these can place."""
     common, bound = set(), 0.0
     for i in commonest:
