@@ -20,6 +20,7 @@ from indexer.notes.textseg import document_tokens, query_tokens
 
 TOKENIZER_NAME = "mdmem"
 BUSY_TIMEOUT_MS = 10_000
+WRITER_CACHE_KB = 16_384  # a writer's page cache: room for vec0's blob being filled and the tables' hot pages
 
 
 def _tokenizer_factory(con, args, **kwargs):
@@ -71,6 +72,9 @@ def connect(path: Path | str, readonly: bool = False, warn=None) -> Connection:
         if not con.readonly("main"):
             _use_wal(con)
             con.execute("PRAGMA synchronous=NORMAL")
+            # vec0 keeps 1,024 vectors in one 2 MB blob and writes each new one by walking the blob's
+            # page chain: with SQLite's 2 MB default cache that chain is read again for every vector
+            con.execute(f"PRAGMA cache_size={-WRITER_CACHE_KB}")
     except BaseException:
         con.close()
         raise
