@@ -8,7 +8,7 @@ from indexer.index import sql
 from indexer.notes.spaces import space_of
 
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
-MARGIN = 0.01  # float16 cosines are within about 0.002 of the exact ones; candidates are re-checked exactly
+MARGIN = 0.01  # int8 cosines are within about 0.001 of the exact ones (0.004 at worst); candidates are re-checked exactly
 CANDIDATES = 8  # nearest rows kept per new text before the exact check
 BLOCK = 4096  # matrix rows compared at a time: float32 copy, cosines, their negation and argpartition's
 # int64 indices come to about 24 MB per step (96 MB at 16,384 rows)
@@ -25,7 +25,7 @@ class RestatementFinder:
 
     A KNN query scans every vector, so checking each new text of a 50,000-chunk cold build that
     way is quadratic (about 25 minutes of the build). Once a sync has enough new text, the store's
-    vectors are read once into a float16 matrix (1 KB per chunk) that grows with what the sync
+    vectors are read once into an int8 matrix (about 0.5 KB per chunk) that grows with what the sync
     adds; each batch of new texts is then compared with it in one product, and the candidates are
     confirmed against the index (row still there, exact cosine) before one is reinforced.
     """
@@ -33,6 +33,7 @@ class RestatementFinder:
     def __init__(self, con, threshold: float):
         self.con, self.threshold = con, threshold
         self._mat: np.ndarray | None = None
+        self._scale = np.zeros(0, dtype=np.float32)
         self._n = 0
         self._ids: list[str] = []
         self._uris: list[str] = []
@@ -63,7 +64,8 @@ class RestatementFinder:
             best_sims = np.full((len(q), k), -np.inf, dtype=np.float32)
             best_rows = np.zeros((len(q), k), dtype=np.int64)
             for i in range(0, self._n, BLOCK):
-                sims = q @ self._mat[i:min(i + BLOCK, self._n)].astype(np.float32).T
+                j = min(i + BLOCK, self._n)
+                sims = (q @ self._mat[i:j].astype(np.float32).T) * self._scale[i:j]
                 kk = min(k, sims.shape[1])
                 part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
                 cand_sims = np.concatenate([best_sims, np.take_along_axis(sims, part, axis=1)], axis=1)
@@ -88,7 +90,7 @@ class RestatementFinder:
             cid = self._ids[j]
             if self._uris[j] == exclude_uri or space_of(self._uris[j]) != space or not sql.chunk_exists(self.con, cid):
                 continue  # its own note, or a row replaced or removed since the matrix was read
-            if sim < self.threshold + MARGIN:  # too close to call in float16: ask the index
+            if sim < self.threshold + MARGIN:  # too close to call in int8: ask the index
                 exact = sql.vector_for_id(self.con, cid)
                 sim = float(v @ _unit(exact[None, :])[0]) if exact is not None else -1.0
             if sim >= self.threshold:
@@ -116,7 +118,8 @@ class RestatementFinder:
                 self._pending.append((ch.id, ch.uri, _unit(np.asarray(v, dtype=np.float32)[None, :])[0]))
 
     def _load(self, dim: int) -> None:
-        self._mat = np.zeros((1024, dim), dtype=np.float16)
+        self._mat = np.zeros((1024, dim), dtype=np.int8)
+        self._scale = np.zeros(1024, dtype=np.float32)
         self._ids, self._uris, self._n = [], [], 0
         for cid, uri, vec in sql.vectors_with_uri(self.con):
             if len(vec) == dim:  # a vector of another length is verify's to report, not ours to compare
@@ -132,10 +135,16 @@ class RestatementFinder:
             return
         need = self._n + len(self._pending)
         if need > len(self._mat):
-            grown = np.zeros((2 * need, self._mat.shape[1]), dtype=np.float16)
+            grown = np.zeros((2 * need, self._mat.shape[1]), dtype=np.int8)
             grown[:self._n] = self._mat[:self._n]
             self._mat = grown
-        self._mat[self._n:need] = _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32))
+            self._scale = np.concatenate([self._scale[:self._n], np.zeros(2 * need - self._n, dtype=np.float32)])
+        unit = _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32))
+        # int8 codes with a step of the row's largest component / 127: cosines within about 0.001
+        step = np.abs(unit).max(axis=1) / 127.0
+        step[step == 0] = 1.0
+        self._mat[self._n:need] = np.rint(unit / step[:, None]).astype(np.int8)
+        self._scale[self._n:need] = step
         self._ids += [c for c, _u, _w in self._pending]
         self._uris += [u for _c, u, _w in self._pending]
         self._n = need
