@@ -134,6 +134,7 @@ def _collect_text(st: Store, q: Query, match: str, pool: int, cands: dict, space
 
 
 def _collect_vectors(st: Store, q: Query, leg: vector_leg.VectorLeg, cands: dict, space: str | None) -> None:
+    """Add this store's nearest rows to cands, and the cosine of every full-text candidate without one."""
     near, from_matrix = leg.nearest(st, q, space)
     for rank, r in enumerate(near, 1):
         c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))

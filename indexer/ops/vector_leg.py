@@ -24,7 +24,6 @@ class VectorLeg:
     """The query vector and, for stores with a kept matrix, their shortlists (ready once `vector` is read)."""
 
     def __init__(self, stores: list[Store], embedder, text: str, pool: int, matrix_ok: dict[str, bool]):
-        self._stores = stores
         self._pool = pool
         self._matrices = {st.name: m for st in stores
                           if matrix_ok.get(st.name) and (m := vector_matrix.refreshed(st)) is not None}
