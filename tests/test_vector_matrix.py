@@ -122,7 +122,7 @@ def test_a_shortlist_made_before_a_write_is_finished_on_the_rows_after_it(store,
     (mem.cfg.home / "giraffe.md").write_text("# Zoo\n\nA purple giraffe plays the violin at night.\n", encoding="utf-8")
     mem.index()
     vector_matrix.refreshed(st)  # another request's search brings the copy in step meanwhile
-    got = vector_matrix.finish_rows(st, matrix, early)
+    got = vector_matrix.rows_of(st, matrix.finish(st.con, early))
     assert got[0]["uri"] == "giraffe.md"
     assert [r["id"] for r in got] == [i for i, _ in _exact(st, q, 5)]
 

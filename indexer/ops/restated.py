@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexer.index import sql
+from indexer.ops.vector_matrix import int8_codes
 from indexer.notes.spaces import space_of
 
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
@@ -139,12 +140,8 @@ class RestatementFinder:
             grown[:self._n] = self._mat[:self._n]
             self._mat = grown
             self._scale = np.concatenate([self._scale[:self._n], np.zeros(2 * need - self._n, dtype=np.float32)])
-        unit = _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32))
-        # int8 codes with a step of the row's largest component / 127: cosines within about 0.001
-        step = np.abs(unit).max(axis=1) / 127.0
-        step[step == 0] = 1.0
-        self._mat[self._n:need] = np.rint(unit / step[:, None]).astype(np.int8)
-        self._scale[self._n:need] = step
+        self._mat[self._n:need], self._scale[self._n:need] = int8_codes(
+            _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32)))
         self._ids += [c for c, _u, _w in self._pending]
         self._uris += [u for _c, u, _w in self._pending]
         self._n = need

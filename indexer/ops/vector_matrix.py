@@ -22,6 +22,13 @@ LOAD_BLOCK = 4096
 RELOAD_DEAD_SHARE = 0.25  # rows of removed vectors kept as holes until they are this share of the matrix
 
 
+def int8_codes(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of unit vectors as int8 codes and each row's step (its largest component / 127):
+    code @ q * step is the cosine within about 0.001."""
+    peak = np.maximum(np.abs(unit).max(axis=1), 1e-12)
+    return np.rint(unit * (127.0 / peak)[:, None]).astype(np.int8), (peak / 127.0).astype(np.float32)
+
+
 def _unit(v) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     return v / (np.linalg.norm(v) or 1.0)
@@ -223,10 +230,8 @@ class VectorMatrix:
             self._grow(max(need, int(len(self._alive) * 1.25) + LOAD_BLOCK))
         m = np.stack([v for _r, _c, v in rows]).astype(np.float32)
         m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
-        peak = np.maximum(np.abs(m).max(axis=1), 1e-12)
         at = slice(self._n, need)
-        self._codes[at] = np.rint(m * (127.0 / peak)[:, None]).astype(np.int8)
-        self._scale[at] = peak / 127.0
+        self._codes[at], self._scale[at] = int8_codes(m)
         self._bits[at] = np.packbits((m - self._mean) > 0, axis=1)
         self._alive[at] = True
         self._rowid[at] = [rid for rid, _c, _v in rows]
@@ -282,19 +287,7 @@ def for_index(path) -> VectorMatrix | None:
 def warm(stores) -> None:
     """Read each store's vectors now, so the first query does not wait for it."""
     for st in stores:
-        matrix = for_index(st.index_path) if st.with_vec else None
-        if matrix is not None:
-            with matrix._lock:
-                matrix.refresh(st.con)
-
-
-def knn_rows(st, qvec: np.ndarray, k: int, under=()) -> list[dict] | None:
-    """Chunk rows with `similarity`, nearest first, from the store's matrix; None when none is kept
-    (or a folder filter asks for a filtered scan), and the caller asks sqlite-vec."""
-    matrix = for_index(st.index_path) if st.with_vec and not under else None
-    if matrix is None:
-        return None
-    return rows_of(st, matrix.search(st.con, qvec, k))
+        refreshed(st)
 
 
 def refreshed(st) -> VectorMatrix | None:
@@ -304,11 +297,6 @@ def refreshed(st) -> VectorMatrix | None:
         with matrix._lock:
             matrix.refresh(st.con)
     return matrix
-
-
-def finish_rows(st, matrix: VectorMatrix, found: Shortlist | None) -> list[dict]:
-    """knn_rows from a shortlist made beforehand (matrix.shortlist), on the store's connection."""
-    return rows_of(st, matrix.finish(st.con, found))
 
 
 def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
