@@ -48,12 +48,23 @@ def mutate(root: Path, rng: random.Random, k: int = 8) -> None:
     for path in rng.sample(notes, min(k, len(notes))):
         action = rng.random()
         if action < 0.6:
-            path.write_text(path.read_text(encoding="utf-8") + "\n" + _note_text(rng, rng.randint(0, 9999)), encoding="utf-8")
+            _replace(path, path.read_text(encoding="utf-8") + "\n" + _note_text(rng, rng.randint(0, 9999)))
         elif action < 0.8:
             path.unlink()
         else:
             new = path.with_name(f"added-{rng.randint(0, 10**9)}.md")
             new.write_text(_note_text(rng, rng.randint(0, 9999)), encoding="utf-8")
+
+
+def _replace(path: Path, text: str) -> None:
+    """Save the way most editors do (a temporary file renamed over the note).
+
+    Two writers of the load test may edit one note at once: rewriting it in place let one
+    read the other's half-written bytes, or leave its tail behind the other's shorter text.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def note_hashes(*roots: Path) -> dict[str, str]:
