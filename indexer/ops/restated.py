@@ -14,6 +14,9 @@ CANDIDATES = 8  # nearest rows kept per new text before the exact check
 BLOCK = 4096  # matrix rows compared at a time: float32 copy, cosines, their negation and argpartition's
 # int64 indices come to about 24 MB per step (96 MB at 16,384 rows)
 QUERY_BLOCK = 256  # new texts compared at a time: a batch of long notes can hold thousands
+PROJECTED = 64  # principal directions of the prefilter (see _scan_pruned)
+FIT_AT = 2048  # rows before the prefilter is worth fitting: below, one product over all rows is cheap
+BOUND_SLACK = 0.005  # the bound's rounding (float16 rows) is under 0.001
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
@@ -41,6 +44,9 @@ class RestatementFinder:
         self._near: dict[str, list[tuple[float, int]]] = {}  # content hash -> (cosine, matrix row), nearest first
         self._pending: list[tuple[str, str, np.ndarray]] = []  # written in this batch, not yet in the matrix
         self._pending_mat: np.ndarray | None = None  # _pending's vectors stacked, rebuilt as it grows
+        self._basis: np.ndarray | None = None  # the prefilter's directions, once fitted
+        self._proj = np.zeros((0, PROJECTED + 1), dtype=np.float16)
+        self._fit_n = 0
 
     @property
     def loaded(self) -> bool:
@@ -59,24 +65,75 @@ class RestatementFinder:
         hashes = list(fresh)
         q_all = _unit(np.stack([fresh[h] for h in hashes]).astype(np.float32))
         k = min(CANDIDATES, self._n)
+        self._refit()
+        scan = self._scan_all if self._basis is None else self._scan_pruned
         # blocks of both sides bound the extra memory, whatever the batch and store sizes
         for qi in range(0, len(hashes), QUERY_BLOCK):
-            q = q_all[qi:qi + QUERY_BLOCK]
-            best_sims = np.full((len(q), k), -np.inf, dtype=np.float32)
-            best_rows = np.zeros((len(q), k), dtype=np.int64)
-            for i in range(0, self._n, BLOCK):
-                j = min(i + BLOCK, self._n)
-                sims = (q @ self._mat[i:j].astype(np.float32).T) * self._scale[i:j]
-                kk = min(k, sims.shape[1])
-                part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
-                cand_sims = np.concatenate([best_sims, np.take_along_axis(sims, part, axis=1)], axis=1)
-                cand_rows = np.concatenate([best_rows, part + i], axis=1)
-                keep = np.argpartition(-cand_sims, k - 1, axis=1)[:, :k]
-                best_sims = np.take_along_axis(cand_sims, keep, axis=1)
-                best_rows = np.take_along_axis(cand_rows, keep, axis=1)
-            for row, h in enumerate(hashes[qi:qi + QUERY_BLOCK]):
-                near = sorted(zip(best_sims[row].tolist(), best_rows[row].tolist()), reverse=True)
-                self._near[h] = [(sim, j) for sim, j in near if sim >= self.threshold - MARGIN]
+            for h, near in zip(hashes[qi:qi + QUERY_BLOCK], scan(q_all[qi:qi + QUERY_BLOCK], k)):
+                self._near[h] = near
+
+    def _scan_all(self, q: np.ndarray, k: int) -> list[list[tuple[float, int]]]:
+        """Each query's k nearest rows by int8 cosine, those within MARGIN of the threshold, nearest first."""
+        best_sims = np.full((len(q), k), -np.inf, dtype=np.float32)
+        best_rows = np.zeros((len(q), k), dtype=np.int64)
+        for i in range(0, self._n, BLOCK):
+            j = min(i + BLOCK, self._n)
+            sims = (q @ self._mat[i:j].astype(np.float32).T) * self._scale[i:j]
+            kk = min(k, sims.shape[1])
+            part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
+            cand_sims = np.concatenate([best_sims, np.take_along_axis(sims, part, axis=1)], axis=1)
+            cand_rows = np.concatenate([best_rows, part + i], axis=1)
+            keep = np.argpartition(-cand_sims, k - 1, axis=1)[:, :k]
+            best_sims = np.take_along_axis(cand_sims, keep, axis=1)
+            best_rows = np.take_along_axis(cand_rows, keep, axis=1)
+        floor = self.threshold - MARGIN
+        return [[(sim, j) for sim, j in sorted(zip(best_sims[r].tolist(), best_rows[r].tolist()), reverse=True)
+                 if sim >= floor] for r in range(len(q))]
+
+    def _scan_pruned(self, q: np.ndarray, k: int) -> list[list[tuple[float, int]]]:
+        """What _scan_all finds, computing int8 cosines only for rows whose bound can reach the floor.
+
+        For a row x and the basis P: q.x = Pq.Px + Rq.Rx <= Pq.Px + |Rq||Rx| (R: the rest of the
+        space), one product of (PROJECTED + 1)-wide rows. On a build's chunk vectors 64 principal
+        directions leave 0.4% of rows to check, and the bound never drops a row that would pass.
+        """
+        pq = q @ self._basis.T
+        qa = np.hstack([pq, np.sqrt(np.clip(1.0 - np.einsum("ij,ij->i", pq, pq), 0.0, None))[:, None]])
+        floor = self.threshold - MARGIN
+        found: list[list[tuple[float, int]]] = [[] for _ in range(len(q))]
+        for i in range(0, self._n, BLOCK):
+            j = min(i + BLOCK, self._n)
+            who, rows = np.nonzero(qa @ self._proj[i:j].astype(np.float32).T >= floor - BOUND_SLACK)
+            if not len(who):
+                continue
+            rows += i
+            sims = np.einsum("ij,ij->i", q[who], self._mat[rows].astype(np.float32)) * self._scale[rows]
+            for a, row, sim in zip(who.tolist(), rows.tolist(), sims.tolist()):
+                if sim >= floor:
+                    found[a].append((sim, row))
+        return [sorted(f, reverse=True)[:k] for f in found]
+
+    def _refit(self) -> None:
+        """Fit the prefilter's directions once the matrix is big enough, and again as it quadruples."""
+        if self._n < FIT_AT or (self._basis is not None and self._n < 4 * self._fit_n):
+            return
+        sample = self._dequantized(np.linspace(0, self._n - 1, min(self._n, 4096)).astype(np.int64))
+        _vals, vecs = np.linalg.eigh(sample.T @ sample)  # ascending: the last columns span the most energy
+        self._basis = np.ascontiguousarray(vecs[:, ::-1][:, :PROJECTED].T, dtype=np.float32)
+        self._fit_n = self._n
+        self._proj = np.zeros((len(self._mat), PROJECTED + 1), dtype=np.float16)
+        for i in range(0, self._n, BLOCK):
+            self._project(i, min(i + BLOCK, self._n))
+
+    def _dequantized(self, rows) -> np.ndarray:
+        return self._mat[rows].astype(np.float32) * self._scale[rows][:, None]
+
+    def _project(self, i: int, j: int) -> None:
+        """Rows i..j as (their part along the basis, the norm of the rest): what the bound multiplies."""
+        x = self._dequantized(np.arange(i, j))
+        p = x @ self._basis.T
+        rest = np.sqrt(np.clip(np.einsum("ij,ij->i", x, x) - np.einsum("ij,ij->i", p, p), 0.0, None))
+        self._proj[i:j, :PROJECTED], self._proj[i:j, PROJECTED] = p, rest
 
     def most_similar(self, vec: np.ndarray, content_hash: str, exclude_uri: str) -> str | None:
         """The id of the chunk this new text restates, or None; its own note and other spaces never count."""
@@ -140,8 +197,14 @@ class RestatementFinder:
             grown[:self._n] = self._mat[:self._n]
             self._mat = grown
             self._scale = np.concatenate([self._scale[:self._n], np.zeros(2 * need - self._n, dtype=np.float32)])
+            if self._basis is not None:
+                proj = np.zeros((2 * need, PROJECTED + 1), dtype=np.float16)
+                proj[:self._n] = self._proj[:self._n]
+                self._proj = proj
         self._mat[self._n:need], self._scale[self._n:need] = int8_codes(
             _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32)))
+        if self._basis is not None:
+            self._project(self._n, need)
         self._ids += [c for c, _u, _w in self._pending]
         self._uris += [u for _c, u, _w in self._pending]
         self._n = need
