@@ -66,7 +66,7 @@ def day_of(value) -> str | None:
     return None
 
 
-@lru_cache(maxsize=65536)  # a daemon re-reads a long memory note on every edit: unchanged items cost nothing
+@lru_cache(maxsize=16384)  # a daemon re-reads a long memory note on every edit: unchanged items cost nothing
 def item_meta(text: str, fallback_day: str | None) -> ItemMeta:
     """Date, inline #tags and `<!-- importance: N -->` of one list item (its first line holds the date)."""
     first = text.split("\n", 1)[0]
