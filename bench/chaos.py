@@ -48,7 +48,9 @@ def mutate(root: Path, rng: random.Random, k: int = 8) -> None:
     for path in rng.sample(notes, min(k, len(notes))):
         action = rng.random()
         if action < 0.6:
-            _replace(path, path.read_text(encoding="utf-8") + "\n" + _note_text(rng, rng.randint(0, 9999)))
+            # renamed over the note: two writers of the load test may edit one note at once, and one
+            # rewriting it in place let the other read half-written bytes
+            save(path, path.read_text(encoding="utf-8") + "\n" + _note_text(rng, rng.randint(0, 9999)))
         elif action < 0.8:
             path.unlink()
         else:
@@ -56,12 +58,12 @@ def mutate(root: Path, rng: random.Random, k: int = 8) -> None:
             new.write_text(_note_text(rng, rng.randint(0, 9999)), encoding="utf-8")
 
 
-def _replace(path: Path, text: str) -> None:
-    """Save the way most editors do (a temporary file renamed over the note).
-
-    Two writers of the load test may edit one note at once: rewriting it in place let one
-    read the other's half-written bytes, or leave its tail behind the other's shorter text.
-    """
+def save(path: Path, text: str, in_place: bool = False) -> None:
+    """As an editor saves: a new file renamed over the old one, or (in_place) truncated and rewritten.
+    The temporary file is named per process, so two processes saving one note never share it."""
+    if in_place:
+        path.write_text(text, encoding="utf-8")
+        return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

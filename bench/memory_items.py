@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from chaos import save  # noqa: E402
 from daemon_bench import TOPICS, percentile, wait_ready  # noqa: E402
 from indexer import config  # noqa: E402
 from indexer.remote import Client, socket_path  # noqa: E402
@@ -85,16 +86,6 @@ def search_times(homes: dict[str, Path], queries: list[str], rounds: int = 3) ->
     return {f"search_{name}": {mode: {"p50_ms": round(statistics.median(times[(name, mode)]), 1),
                                       "p95_ms": round(percentile(times[(name, mode)], 0.95), 1)}
                                for mode in ("fts", "hybrid")} for name in mems}
-
-
-def save(path: Path, text: str, in_place: bool) -> None:
-    """As an editor saves: a new file renamed over the old one, or (in_place) truncated and rewritten."""
-    if in_place:
-        path.write_text(text, encoding="utf-8")
-        return
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def edit_latency(base: Path, home: Path, n: int, edits: int, debounce_ms: int, in_place: bool) -> dict:
