@@ -130,7 +130,7 @@ class RestatementFinder:
 
     def _project(self, i: int, j: int) -> None:
         """Rows i..j as (their part along the basis, the norm of the rest): what the bound multiplies."""
-        x = self._dequantized(np.arange(i, j))
+        x = self._dequantized(slice(i, j))
         p = x @ self._basis.T
         rest = np.sqrt(np.clip(np.einsum("ij,ij->i", x, x) - np.einsum("ij,ij->i", p, p), 0.0, None))
         self._proj[i:j, :PROJECTED], self._proj[i:j, PROJECTED] = p, rest
