@@ -80,6 +80,20 @@ def test_phrase_counts_are_the_rows_each_phrase_matches(skewed):
     assert want[0] > 200 and want[-1] == 0
 
 
+def test_capped_counts_are_the_vocabulary_counts_cut_at_the_cap(skewed):
+    con = skewed.stores("global")[0].con
+    words = [("river", "river"), ("Herons", "heron"), ("灯塔", "灯塔"), ("filler7", "filler7"), ("absent", "absent")]
+    exact = sql.term_doc_counts(con, [t for _w, t in words])
+    assert exact["river"] > 200  # about 60% of the 600 notes
+    for cap in (1, 5, 64, 100_000):
+        con.memo_state = None  # each cap from an empty memo, then again from what the others left
+        for _ in range(2):
+            for surface, term in words:
+                assert text_stats.term_doc_count_upto(con, term, surface, cap) == min(exact.get(term, 0), cap)
+    # "can't" is two terms: its count is read from the vocabulary, not from a MATCH of both
+    assert text_stats.term_doc_count_upto(con, "filler7", "can't filler7", 10_000) == exact["filler7"]
+
+
 def test_statistics_outlive_counter_commits_not_content_commits(make_memory, none_embedder):
     mem = make_memory({"a.md": "# A\n\nThe heron waits by the river.\n"}, embedder=none_embedder)
     st = mem.stores("global")[0]

@@ -158,7 +158,7 @@ def _feedback(st: Store, q: Query, top: list[dict], n_words: int, pool: int, can
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     exp = feedback.expansion_terms(
         db.index_terms(st.con, q.text), sql.content_terms(st.con, top),
-        lambda terms: sql.term_doc_counts(st.con, terms), chunks, n_words)
+        lambda term, surface, cap: sql.term_doc_count_upto(st.con, term, surface, cap), chunks, n_words)
     if not exp.words:
         return ()
     found = sql.fts_search(st.con, match_any(exp.words), pool, under=q.under, space=space,

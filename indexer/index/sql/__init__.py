@@ -16,7 +16,7 @@ from indexer.index.sql.queries import (  # noqa: F401
     chunk_exists, chunks_by_ids, KNN_MAX,
 )
 from indexer.index.sql.text_stats import (  # noqa: F401
-    chunk_count, term_doc_counts, phrase_doc_counts, content_terms,
+    chunk_count, term_doc_counts, term_doc_count_upto, phrase_doc_counts, content_terms,
 )
 from indexer.index.sql.counters import (  # noqa: F401
     increment_reinforcement, increment_access_count, carry_counters, newest_chunks, get_stats,

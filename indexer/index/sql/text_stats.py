@@ -4,6 +4,7 @@ kept per connection while the full-text index is unchanged."""
 from __future__ import annotations
 
 from indexer.index import db
+from indexer.notes.textseg import match_any
 
 
 def _known(con) -> dict:
@@ -37,6 +38,28 @@ def term_doc_counts(con, terms: list[str]) -> dict[str, int]:
             sql = f"SELECT term, doc FROM temp.chunks_fts_terms WHERE term IN ({','.join('?' * len(part))})"
             known.update((("df", r["term"]), r["doc"]) for r in db.rows(con, sql, part))
     return {t: known["df", t] for t in terms if known["df", t]}
+
+
+def term_doc_count_upto(con, term: str, surface: str, cap: int) -> int:
+    """How many chunks hold an indexed term, counted no further than cap: min(count, cap).
+
+    FTS5 counts a word's chunks by reading its whole posting list (0.6 ms for a word in 20,000 of
+    100k chunks); a MATCH stops reading at its LIMIT. surface: a word that is this term alone.
+    """
+    known = _known(con)
+    if ("df", term) in known:
+        return min(known["df", term], cap)
+    if known.get(("df at least", term), 0) >= cap:
+        return cap
+    if db.index_terms(con, surface) != [(surface, term)]:  # a MATCH of it would count another term
+        return min(term_doc_counts(con, [term]).get(term, 0), cap)
+    n = db.rows(con, "SELECT count(*) AS n FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                [match_any([surface]), cap])[0]["n"]
+    if n < cap:
+        known["df", term] = n
+    else:
+        known["df at least", term] = cap
+    return n
 
 
 def phrase_doc_counts(con, phrases: list[str]) -> list[int]:
