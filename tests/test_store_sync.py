@@ -213,3 +213,32 @@ def test_counts_read_once_per_commit_follow_writes_by_this_and_other_connections
         assert sql.chunk_count(st.con) == 3 and sql.chunk_count(reader) == 3
     finally:
         reader.close()
+
+
+def _fts_pages(con):
+    return db.rows(con, "SELECT id, block FROM chunks_fts_data ORDER BY id")
+
+
+def test_a_bulk_build_leaves_the_full_text_index_in_one_segment(make_memory, none_embedder, tmp_path, monkeypatch):
+    from indexer.index.sql import counters
+    from indexer.ops import sync
+    monkeypatch.setattr(sync, "FILES_PER_BATCH", 2)  # many committed batches: many FTS5 segments
+    notes = {f"n{i:02d}.md": f"# Note {i}\n\nheron {i} waits by the river, stone {i * 7}.\n" for i in range(24)}
+    monkeypatch.setattr(counters, "BULK_CHUNKS", 10**6)
+    small = make_memory(notes, embedder=none_embedder)  # under the bulk size: segments stay as written
+    con = small.stores("global")[0].con
+    before = _fts_pages(con)
+    sql.fts_optimize(con)
+    assert _fts_pages(con) != before  # there was something to merge
+    monkeypatch.setattr(counters, "BULK_CHUNKS", 10)
+    (tmp_path / "bulk").mkdir()
+    bulk = Memory(home=tmp_path / "bulk", embedder=none_embedder)
+    for name, text in notes.items():
+        (tmp_path / "bulk" / name).write_text(text, encoding="utf-8")
+    bulk.index()
+    con = bulk.stores("global")[0].con
+    after_build = _fts_pages(con)
+    sql.fts_optimize(con)
+    assert _fts_pages(con) == after_build  # already one segment: merging again changes nothing
+    assert len(bulk.search("heron", mode="fts", limit=50)) == len(notes)  # every note still found
+    bulk.close()

@@ -21,7 +21,7 @@ from indexer.index.sql.text_stats import (  # noqa: F401
 from indexer.index.sql.counters import (  # noqa: F401
     increment_reinforcement, increment_access_count, carry_counters, newest_chunks, get_stats,
     dynamics_inputs, set_strengths, set_chunk_times, chunk_strengths, document_uris, uris_without_document,
-    delete_orphan_vectors, fts_optimize, vec_version, wal_checkpoint,
+    delete_orphan_vectors, fts_optimize, fts_optimize_after_bulk, vec_version, wal_checkpoint,
 )
 from indexer.index.sql.aliases import (  # noqa: F401
     add_alias, resolve_alias, all_aliases, restore_aliases, prune_aliases,

@@ -102,6 +102,22 @@ def fts_optimize(con) -> None:
     con.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
 
 
+BULK_CHUNKS = 2000  # a write of at least this many chunks, and a quarter of the store, is a bulk write
+
+
+def fts_optimize_after_bulk(con, written: int, chunks: int) -> bool:
+    """After writing `written` of a store's `chunks` chunks: merge the full-text index into one segment
+    when that was a bulk write (a first build, an import). Each committed batch leaves FTS5 a segment
+    it merges only level by level, and a search seeks every segment for every word: at 96k chunks
+    17 segments make a query about 10% slower than one. Merging costs about 13 us a chunk of the
+    store; the daily cleanup merges what smaller writes leave."""
+    if written < BULK_CHUNKS or 4 * written < chunks:
+        return False
+    with db.transaction(con):
+        fts_optimize(con)
+    return True
+
+
 def vec_version(con) -> str:
     return con.execute("SELECT vec_version()").fetchall()[0][0]
 
