@@ -228,6 +228,9 @@ class LocalWrites:
         counters.tell_once([counters.count_access(self._store(name), ids)
                             for name, ids in counters.ids_by_store(hits).items()], self.mem._warn)
 
+    def settle_counts(self, stores: list[str]) -> None:
+        pass  # counted at once: nothing is waiting
+
     def reinforce(self, store: str, chunk_id: str) -> float | None:
         return counters.reinforce(self._store(store), chunk_id)
 

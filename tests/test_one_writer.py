@@ -66,6 +66,27 @@ def test_a_reader_connection_never_writes(served):
     assert mem.search("gulls dawn", mode="fts")[0].uri == "user/fact.md"  # add was indexed by the writer
 
 
+def test_access_counts_of_searches_close_together_are_one_commit(served, monkeypatch):
+    from indexer.daemon import store_writer
+    monkeypatch.setattr(store_writer, "ACCESS_GATHER_S", 30.0)  # a slow machine still gathers all five
+    daemon, writer, home = served
+    mem = daemon.reader()
+    commits = []
+    original = writer._do
+
+    def spy(job, payload, reply):
+        if job == Job.ACCESS:
+            commits.append(list(payload))
+        return original(job, payload, reply)
+
+    writer._do = spy
+    for _ in range(5):
+        assert mem.search("walrus", mode="fts")[0].uri == "user/animals.md"
+    writer.call(Job.ROOT)  # another job ends the gathering and runs after the counts
+    assert len(commits) == 1 and len(commits[0]) == 5  # one commit, every search's hit in it
+    assert access_count(home) == 5  # the same record returned five times counts five times
+
+
 def test_store_wide_operations_are_writer_jobs(served):
     daemon, writer, home = served
     seen = []

@@ -29,6 +29,14 @@ class DaemonWrites:
             if w is not None:
                 w.submit(Job.ACCESS, ids)  # no reply: a search never waits for its own counters
 
+    def settle_counts(self, stores: list[str]) -> None:
+        """Return once the access counts already handed to these stores' writers are written: a writer
+        gathers them for a moment (store_writer.ACCESS_GATHER_S), and any job behind them ends that."""
+        for name in stores:
+            w = self.daemon.writers.get(name)
+            if w is not None and w.missing is None:
+                w.call(Job.ROOT)  # the cheapest job: a look at the root folder
+
     def reinforce(self, store: str, chunk_id: str) -> float | None:
         return self._writer(store).call(Job.REINFORCE, chunk_id)
 

@@ -25,6 +25,7 @@ from indexer.daemon.stall import Stall
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
 ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index file was deleted or replaced
+ACCESS_GATHER_S = 0.25  # the access counts of searches this close together are written in one commit
 
 
 class StoreWriter(threading.Thread):
@@ -46,6 +47,7 @@ class StoreWriter(threading.Thread):
         self._st: Store | None = None
         self._filter: NoteFilter | None = None  # kept across reopenings: the watcher holds it
         self._ids = (None, None)  # identity of the root folder and index file we opened
+        self._held: list = []  # a job taken from the queue while gathering access counts: it runs next
         self._next_check = 0.0
         self._log = log.get().bind(store=name)
         self.stall = Stall(self._log)
@@ -55,7 +57,7 @@ class StoreWriter(threading.Thread):
         return self._filter
 
     def pending(self) -> int:
-        return self.jobs.qsize() + (1 if self.busy else 0)
+        return self.jobs.qsize() + len(self._held) + (1 if self.busy else 0)
 
     def submit(self, job: Job | str, payload=None, reply: Reply | None = None) -> None:
         self.jobs.put((Job(job), payload, reply))
@@ -77,7 +79,7 @@ class StoreWriter(threading.Thread):
         try:
             while not self.stopping.is_set():
                 try:
-                    job, payload, reply = self.jobs.get(timeout=0.5)
+                    job, payload, reply = self._held.pop() if self._held else self.jobs.get(timeout=0.5)
                 except queue.Empty:
                     if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
                         job, payload, reply = Job.RETRY, None, None
@@ -87,6 +89,9 @@ class StoreWriter(threading.Thread):
                         job, payload, reply = Job.ROOT, None, None
                 if job == Job.PATHS:
                     payload = self._drain_paths(set(payload))
+                elif job == Job.ACCESS:
+                    self.busy = job.value  # counts being gathered are pending work
+                    payload = self._gather_access(list(payload))
                 self.busy = job.value if reply or job != Job.ROOT else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
@@ -210,7 +215,30 @@ class StoreWriter(threading.Thread):
             self.jobs.put(item)
         return paths
 
+    def _gather_access(self, ids: list) -> list:
+        """Fold the access counts of the searches that follow within ACCESS_GATHER_S into this job.
+
+        An agent searching in a loop would otherwise pay a commit beside each next query (0.6 ms
+        at 100k chunks, and a WAL checkpoint now and then). Any other job ends the wait and runs
+        right after these counts, so a job still sees every count queued before it.
+        """
+        deadline = time.monotonic() + ACCESS_GATHER_S
+        while not self.stopping.is_set() and (left := deadline - time.monotonic()) > 0:
+            try:
+                item = self.jobs.get(timeout=left)
+            except queue.Empty:
+                break
+            if item[0] != Job.ACCESS:
+                self._held.append(item)
+                break
+            ids.extend(item[1])
+        return ids
+
     def _fail_waiting(self) -> None:
+        for _job, _payload, reply in self._held:
+            if reply:
+                reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
+        self._held.clear()
         while True:
             try:
                 _job, _payload, reply = self.jobs.get_nowait()

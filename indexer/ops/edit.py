@@ -43,6 +43,7 @@ def update_memory(record_id: str, text: str, *, stores: list[Store], writes, war
     if len(text) > MAX_ADD_CHARS:
         raise InputError(f"new text is {len(text)} characters; keep one memory under {MAX_ADD_CHARS}")
     text, redacted = screen(text.strip(), redact)  # before anything touches the note
+    writes.settle_counts([s.name for s in stores])  # the counters read below are carried to the new record
     st, row, body = _checked_record(stores, record_id, space_name(space), expected_hash)
     new = _as_item(body.text, text)
     target = note_target(st.name, st.root, row["uri"])
