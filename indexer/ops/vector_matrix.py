@@ -119,8 +119,12 @@ class VectorMatrix:
             keep = min(len(rows), k)
             if keep < len(rows):
                 self._settle_ties(con, rows, sims, q, keep)
-            top = np.argpartition(-sims, keep - 1)[:keep] if keep < len(rows) else np.arange(len(rows))
-            top = top[np.argsort(-sims[top], kind="stable")]
+                kth = np.partition(-sims, keep - 1)[keep - 1]
+                top = np.flatnonzero(-sims <= kth)  # the k best and every row tied with the k-th
+            else:
+                top = np.arange(len(rows))
+            # equal cosines (copies of one text) go to the older vector: the same rows at every call
+            top = top[np.lexsort((self._rowid[rows[top]], -sims[top]))[:keep]]
             return [(self._ids[r], float(s)) for r, s in zip(rows[top].tolist(), sims[top].tolist())]
 
     def finish_apart(self, found: Shortlist | None) -> list[tuple[str, float]] | None:
