@@ -190,7 +190,7 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
             groups.append([p])
             cur, cur_tokens = [], 0
             continue
-        ptoks = count_tokens(_piece_text(p, lines))
+        ptoks = _piece_tokens(p, lines)
         has_body = any(not q.is_heading for q in cur)
         partial_switch = cur and (p.text is not None or cur[-1].text is not None) and (
             p.text is None or cur[-1].text is None or p.start != cur[-1].start)
@@ -218,7 +218,7 @@ def _absorb_small(groups, lines, limit):
             sizes.append(0)  # a record neither joins nor takes in another chunk
             continue
         text = "".join(_piece_text(p, lines) for p in g if not p.is_heading).strip()
-        size = sum(count_tokens(_piece_text(p, lines)) for p in g)
+        size = sum(_piece_tokens(p, lines) for p in g)
         if (out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None
                 and not out[-1][0].record and sizes[-1] + size <= limit):
             out[-1] = out[-1] + g
@@ -231,6 +231,15 @@ def _absorb_small(groups, lines, limit):
 
 def _piece_text(p: _Piece, lines) -> str:
     return p.text if p.text is not None else "\n".join(lines[p.start:p.end])
+
+
+def _piece_tokens(p: _Piece, lines) -> int:
+    """A piece's token count, counted once: grouping and absorbing ask again for every piece."""
+    if p.text is not None:
+        return count_tokens(p.text)
+    if p.tokens is None:
+        p.tokens = count_tokens("\n".join(lines[p.start:p.end]))
+    return p.tokens
 
 
 def _make_chunk(group: list[_Piece], lines, uri, day: str | None) -> Chunk:
