@@ -1,5 +1,6 @@
 """Storage and sync: upsert by content hash, no re-embedding, FTS kept in step, bad files skipped."""
 
+import numpy as np
 import pytest
 
 from indexer.index import db
@@ -242,3 +243,17 @@ def test_a_bulk_build_leaves_the_full_text_index_in_one_segment(make_memory, non
     assert _fts_pages(con) == after_build  # already one segment: merging again changes nothing
     assert len(bulk.search("heron", mode="fts", limit=50)) == len(notes)  # every note still found
     bulk.close()
+
+
+def test_a_vector_written_again_for_an_id_replaces_the_old_one(make_memory):
+    mem = make_memory({"a.md": "# A\n\nThe heron waits by the river.\n"})
+    st = mem.stores("global")[0]
+    cid = sql.chunks_for_uri(st.con, "a.md")[0]["id"]
+    dim = len(sql.vector_for_id(st.con, cid))
+    with db.transaction(st.con):
+        for k in range(3):  # again and again: vec0 has no UPSERT
+            sql.put_vector(st.con, cid, np.eye(dim, dtype=np.float32)[k])
+        sql.put_vector(st.con, "new-id", np.eye(dim, dtype=np.float32)[7])  # an id vec0 has not seen
+    assert db.rows(st.con, "SELECT count(*) AS n FROM chunks_vec WHERE id = ?", [cid])[0]["n"] == 1
+    assert int(np.argmax(sql.vector_for_id(st.con, cid))) == 2
+    assert int(np.argmax(sql.vector_for_id(st.con, "new-id"))) == 7
