@@ -70,6 +70,8 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
                 progress(i + 1, len(notes))
         if ahead is not None:
             _write(st, ahead, cfg, report, warn, reinforce, finder)
+    # the restatement matrix (40 MB at 61k chunks) goes before the full-text merge below adds its own peak
+    finder = ahead = None
     for uri in sorted(set(known) - seen):
         remove_file(st, uri, report)
     _fill_missing_vectors(st, embedder, report)
