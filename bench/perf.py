@@ -181,7 +181,7 @@ def pad_chunks(home: Path, target: int, emb_cfg, seed: int = 11) -> int:
                 n += 1
                 if have >= target:
                     break
-    sql.fts_optimize_after_bulk(con, have - len(rows), have)  # what a sync writing this much does after
+    sql.fts_optimize_after_bulk(con, have - len(rows))  # what a sync writing this much does after
     con.close()
     return have
 

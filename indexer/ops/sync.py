@@ -76,7 +76,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
         remove_file(st, uri, report)
     _fill_missing_vectors(st, embedder, report)
     if not st.readonly:
-        sql.fts_optimize_after_bulk(st.con, report.chunks_added, sql.chunk_count(st.con))
+        sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
         with db.transaction(st.con):
             sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})

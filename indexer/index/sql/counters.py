@@ -7,6 +7,7 @@ import time
 from indexer.index import db
 from indexer.index.sql.queries import _with_space
 from indexer.index.sql.schema import _SELECT, has_vec_table
+from indexer.index.sql.text_stats import chunk_count
 
 
 # ---- counters and stats ------------------------------------------------------------------
@@ -105,13 +106,14 @@ def fts_optimize(con) -> None:
 BULK_CHUNKS = 2000  # a write of at least this many chunks, and a quarter of the store, is a bulk write
 
 
-def fts_optimize_after_bulk(con, written: int, chunks: int) -> bool:
-    """After writing `written` of a store's `chunks` chunks: merge the full-text index into one segment
-    when that was a bulk write (a first build, an import). Each committed batch leaves FTS5 a segment
-    it merges only level by level, and a search seeks every segment for every word: at 96k chunks
-    17 segments make a query about 10% slower than one. Merging costs about 13 us a chunk of the
+def fts_optimize_after_bulk(con, written: int) -> bool:
+    """After writing `written` chunks to a store: merge the full-text index into one segment when that
+    was a bulk write (a first build, an import). Each committed batch leaves FTS5 a segment it
+    merges only level by level, and a search seeks every segment for every word: at 96k chunks 17
+    segments make a query about 10% slower than one. Merging costs about 13 us a chunk of the
     store; the daily cleanup merges what smaller writes leave."""
-    if written < BULK_CHUNKS or 4 * written < chunks:
+    # the store is counted only for a write that could be bulk: a routine sync pays nothing
+    if written < BULK_CHUNKS or 4 * written < chunk_count(con):
         return False
     with db.transaction(con):
         fts_optimize(con)
