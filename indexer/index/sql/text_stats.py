@@ -51,7 +51,10 @@ def term_doc_count_upto(con, term: str, surface: str, cap: int) -> int:
         return min(known["df", term], cap)
     if known.get(("df at least", term), 0) >= cap:
         return cap
-    if db.index_terms(con, surface) != [(surface, term)]:  # a MATCH of it would count another term
+    alone = known.get(("alone", surface, term))
+    if alone is None:  # tokenised on its own, the word must be this term, or a MATCH counts another
+        alone = known["alone", surface, term] = db.index_terms(con, surface) == [(surface, term)]
+    if not alone:
         return min(term_doc_counts(con, [term]).get(term, 0), cap)
     n = db.rows(con, "SELECT count(*) AS n FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
                 [match_any([surface]), cap])[0]["n"]
