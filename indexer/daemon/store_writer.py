@@ -6,6 +6,7 @@ import os
 import queue
 import threading
 import time
+from collections import deque
 from dataclasses import asdict
 from pathlib import Path
 
@@ -47,7 +48,7 @@ class StoreWriter(threading.Thread):
         self._st: Store | None = None
         self._filter: NoteFilter | None = None  # kept across reopenings: the watcher holds it
         self._ids = (None, None)  # identity of the root folder and index file we opened
-        self._held: list = []  # a job taken from the queue while gathering access counts: it runs next
+        self._held: deque = deque()  # jobs taken from the queue while folding others: they run next, in order
         self._next_check = 0.0
         self._log = log.get().bind(store=name)
         self.stall = Stall(self._log)
@@ -79,7 +80,7 @@ class StoreWriter(threading.Thread):
         try:
             while not self.stopping.is_set():
                 try:
-                    job, payload, reply = self._held.pop() if self._held else self.jobs.get(timeout=0.5)
+                    job, payload, reply = self._held.popleft() if self._held else self.jobs.get(timeout=0.5)
                 except queue.Empty:
                     if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
                         job, payload, reply = Job.RETRY, None, None
@@ -88,10 +89,12 @@ class StoreWriter(threading.Thread):
                     else:
                         job, payload, reply = Job.ROOT, None, None
                 if job == Job.PATHS:
-                    payload = self._drain_paths(set(payload))
+                    payload = set(payload)
+                    self._fold(Job.PATHS, payload.update)
                 elif job == Job.ACCESS:
                     self.busy = job.value  # counts being gathered are pending work
-                    payload = self._gather_access(list(payload))
+                    payload = list(payload)
+                    self._fold(Job.ACCESS, payload.extend, ACCESS_GATHER_S)
                 self.busy = job.value if reply or job != Job.ROOT else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
@@ -199,40 +202,28 @@ class StoreWriter(threading.Thread):
                              f"create the folder again and the daemon indexes it")
         return None
 
-    def _drain_paths(self, paths: set) -> set:
-        """Fold every queued path batch into this one (a git checkout sends hundreds)."""
-        held = []
-        while True:
-            try:
-                item = self.jobs.get_nowait()
-            except queue.Empty:
-                break
-            if item[0] == Job.PATHS:
-                paths.update(item[1])
-            else:
-                held.append(item)
-        for item in held:
-            self.jobs.put(item)
-        return paths
+    def _fold(self, kind: Job, add, wait: float = 0.0) -> None:
+        """Hand add() the payload of each queued job of this kind; other jobs taken are held, in order,
+        to run next.
 
-    def _gather_access(self, ids: list) -> list:
-        """Fold the access counts of the searches that follow within ACCESS_GATHER_S into this job.
-
-        An agent searching in a loop would otherwise pay a commit beside each next query (0.6 ms
-        at 100k chunks, and a WAL checkpoint now and then). Any other job ends the wait and runs
-        right after these counts, so a job still sees every count queued before it.
+        Without a wait every queued one is folded (path batches: a git checkout sends hundreds). With
+        one (access counts: an agent searching in a loop would otherwise pay a commit, 0.6 ms at 100k
+        chunks and a WAL checkpoint now and then, beside each next query) the jobs arriving within it
+        are folded too, and the first other job ends the wait, so it still sees every count before it.
         """
-        deadline = time.monotonic() + ACCESS_GATHER_S
-        while not self.stopping.is_set() and (left := deadline - time.monotonic()) > 0:
+        deadline = time.monotonic() + wait
+        while not self.stopping.is_set():
+            left = deadline - time.monotonic()
             try:
-                item = self.jobs.get(timeout=left)
+                item = self.jobs.get(timeout=left) if left > 0 else self.jobs.get_nowait()
             except queue.Empty:
-                break
-            if item[0] != Job.ACCESS:
-                self._held.append(item)
-                break
-            ids.extend(item[1])
-        return ids
+                return
+            if item[0] == kind:
+                add(item[1])
+                continue
+            self._held.append(item)
+            if wait:
+                return
 
     def _fail_waiting(self) -> None:
         for _job, _payload, reply in self._held:
