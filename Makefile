@@ -9,7 +9,7 @@ DEMO   := .demo
 MDMEM  := $(BIN)/mdmem --home $(DEMO)/home --project $(DEMO)/project
 export HF_HUB_OFFLINE := 1
 
-.PHONY: venv install uninstall run test bench eval install-service clean
+.PHONY: venv install uninstall run test e2e bench eval install-service clean
 
 # torch goes first: the CPU wheel it resolves to keeps sentence-transformers from pulling a CUDA build
 $(STAMP): pyproject.toml
@@ -44,6 +44,10 @@ run: venv
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+# the real programs (SillyTavern in headless Chromium, OpenClaw): needs Node, Chromium and npm packages, installed on demand
+e2e: venv
+	sh tests/e2e/run.sh
 
 eval: venv
 	$(BIN)/python bench/eval.py
