@@ -47,9 +47,20 @@ class Client:
         self.sock.connect(str(path))
         self._file = self.sock.makefile("rwb")
 
-    def call(self, method: str, params: dict | None = None, progress=None):
+    def call(self, method: str, params: dict | None = None, progress=None, timeout: float | None = None):
+        """Send one request and read its answer; `timeout` bounds each wait for a line (progress resets it)."""
+        if timeout is not None:
+            self.sock.settimeout(timeout)
         self._file.write((json.dumps({"method": method, "params": params or {}}) + "\n").encode())
         self._file.flush()
+        try:
+            return self._answer(progress)
+        except TimeoutError:
+            raise errors.WriterBusyError(f"the daemon did not answer {method} within {self.sock.gettimeout():g} s; "
+                                         "retry, and if it persists see its log (`journalctl --user -u mdmem`)",
+                                         retry_after=5) from None
+
+    def _answer(self, progress):
         for line in self._file:
             msg = json.loads(line)
             if "progress" in msg:
@@ -63,6 +74,7 @@ class Client:
                     cls = MdmemError
                 exc = cls(err["message"])
                 exc.exit_code = err.get("exit_code", 1)
+                exc.retry_after = err.get("retry_after")
                 raise exc
             return msg["result"]
         raise MdmemError("the daemon closed the connection; see its log (`journalctl --user -u mdmem`)")
@@ -113,7 +125,7 @@ def _remote(name: str):
         progress = params.pop("progress", None)
         if "under" in params:
             params["under"] = list(params["under"] or ())
-        found = self.client.call(name, params, progress)
+        found = self.client.call(name, params, progress, timeout=self.deadline(name))
         return _DECODE.get(name, lambda x: x)(found)
 
     call.__name__ = call.__qualname__ = name
@@ -122,11 +134,23 @@ def _remote(name: str):
     return call
 
 
+# operations that wait for store-wide writer jobs; the others wait for at most a few short writes
+LONG_OPERATIONS = ("index", "rebuild", "verify", "decay", "cleanup", "import_notes")
+DEADLINE_MARGIN_S = 30.0  # past the daemon's own deadline: the daemon's one-line answer comes first
+
+
 class RemoteMemory:
     """`Memory`'s operations answered by the daemon (warm model, the store's one writer)."""
 
-    def __init__(self, client: Client):
+    def __init__(self, client: Client, cfg: Config | None = None):
         self.client = client
+        self.cfg = cfg or Config()
+
+    def deadline(self, operation: str) -> float:
+        """How long the client waits for the daemon's next line: never forever."""
+        if operation in LONG_OPERATIONS:
+            return self.cfg.job_timeout_s + DEADLINE_MARGIN_S
+        return 3 * self.cfg.write_timeout_s + DEADLINE_MARGIN_S  # an add: a reinforcement, then its indexing
 
     def close(self) -> None:
         self.client.close()
@@ -138,4 +162,4 @@ for _name in OPERATIONS:
 
 def remote_memory(cfg: Config) -> RemoteMemory | None:
     client = connect(cfg)
-    return RemoteMemory(client) if client else None
+    return RemoteMemory(client, cfg) if client else None

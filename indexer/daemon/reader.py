@@ -17,6 +17,9 @@ class DaemonWrites:
     def __init__(self, daemon):
         self.daemon = daemon
 
+    def _call(self, store: str, job: Job, payload=None):
+        return self._writer(store).call(job, payload, timeout=self.daemon.cfg.write_timeout_s)
+
     def _writer(self, store: str):
         w = self.daemon.writers.get(store)
         if w is None or w.missing is not None:
@@ -35,19 +38,19 @@ class DaemonWrites:
         for name in stores:
             w = self.daemon.writers.get(name)
             if w is not None and w.missing is None:
-                w.call(Job.ROOT)  # the cheapest job: a look at the root folder
+                w.call(Job.ROOT, timeout=self.daemon.cfg.write_timeout_s)  # the cheapest job: a look at the root
 
     def reinforce(self, store: str, chunk_id: str) -> float | None:
-        return self._writer(store).call(Job.REINFORCE, chunk_id)
+        return self._call(store, Job.REINFORCE, chunk_id)
 
     def index_note(self, store: str, path: Path) -> None:
         self.index_notes(store, [path])
 
     def index_notes(self, store: str, paths: list[Path]) -> None:
-        self._writer(store).call(Job.PATHS, {str(p) for p in paths})  # one job: the new text embedded in batches
+        self._call(store, Job.PATHS, {str(p) for p in paths})  # one job: the new text embedded in batches
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
-        return self._writer(store).call(Job.CARRY, (uri, line, old))
+        return self._call(store, Job.CARRY, (uri, line, old))
 
 
 class DaemonMemory(Memory):
@@ -58,7 +61,7 @@ class DaemonMemory(Memory):
         self.daemon = daemon
 
     def index(self, scope: str = "all", progress=None) -> list[SyncReport]:
-        return [SyncReport(**r) for r in self.daemon.run_job(Job.RECONCILE, scope)]
+        return [SyncReport(**r) for r in self.daemon.run_job(Job.RECONCILE, scope, progress=progress)]
 
     def rebuild(self, scope: str = "all", no_cache: bool = False, progress=None) -> list[SyncReport]:
         return [SyncReport(**r) for r in self.daemon.run_job(Job.REBUILD, scope, no_cache, progress)]

@@ -74,7 +74,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 self._send({"error": {"type": "InputError", "message": f"bad request ({exc}); send "
                                       '{"method": "...", "params": {...}} on one line', "exit_code": 2}})
             except MdmemError as exc:
-                self._send({"error": {"type": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}})
+                self._send({"error": {"type": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code,
+                                      "retry_after": getattr(exc, "retry_after", None)}})
             except Exception as exc:  # a failing request must not take the server down
                 log.get().exception("request_failed")
                 self._send({"error": {"type": "MdmemError", "message": f"daemon error: {exc}", "exit_code": 1}})

@@ -233,8 +233,8 @@ class Daemon:
             if scope in ("all", name) and w.missing is None:  # a missing root has nothing to decay or clean
                 reply = Reply(progress)
                 w.submit(job, payload, reply)
-                replies.append(reply)
-        return [r.wait() for r in replies]
+                replies.append((w, reply))
+        return [r.wait(self.cfg.job_timeout_s, what=f"the {w.store_name} store's writer") for w, r in replies]
 
     # -- readers ----------------------------------------------------------------------------------
     def reader(self) -> Memory:

@@ -61,13 +61,17 @@ class StoreWriter(threading.Thread):
         return self.jobs.qsize() + len(self._held) + (1 if self.busy else 0)
 
     def submit(self, job: Job | str, payload=None, reply: Reply | None = None) -> None:
-        self.jobs.put((Job(job), payload, reply))
+        job = Job(job)
+        if reply is not None:
+            reply.job = f"{self.store_name} {job.value}"
+        self.jobs.put((job, payload, reply))
 
-    def call(self, job: Job, payload=None):
-        """Submit a job and wait for its result (raises what the job raised)."""
+    def call(self, job: Job, payload=None, timeout: float | None = None):
+        """Submit a job and wait for its result until the deadline (raises what the job raised, or
+        WriterBusyError once `timeout` seconds have passed; the job itself still runs)."""
         reply = Reply()
         self.submit(job, payload, reply)
-        return reply.wait()
+        return reply.wait(timeout, what=f"the {self.store_name} store's writer")
 
     def run(self) -> None:
         try:
@@ -88,34 +92,34 @@ class StoreWriter(threading.Thread):
                         continue
                     else:
                         job, payload, reply = Job.ROOT, None, None
+                replies = [reply] if reply else []  # every job this run answers: its own and those folded in
                 if job == Job.PATHS:
                     payload = set(payload)
-                    self._fold(Job.PATHS, payload.update)
+                    self._fold(Job.PATHS, payload.update, replies)
                 elif job == Job.ACCESS:
                     self.busy = job.value  # counts being gathered are pending work
                     payload = list(payload)
-                    self._fold(Job.ACCESS, payload.extend, ACCESS_GATHER_S)
-                self.busy = job.value if reply or job != Job.ROOT else None  # a routine look is not work to wait for
+                    self._fold(Job.ACCESS, payload.extend, replies, ACCESS_GATHER_S)
+                self.busy = job.value if replies or job != Job.ROOT else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
-                    result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
+                    result = self._do(job, payload, reply) if self.missing is None else self._skip(job, replies)
                     if job in PROVES_WRITES:
                         self.stall.succeeded()
-                    if reply:
-                        reply.finish(result)
+                    _answer(replies, result)
                 except Stopping:
-                    if reply:
-                        reply.finish(error=MdmemError("the daemon is stopping; retry when it is back"))
+                    _answer(replies, error=MdmemError("the daemon is stopping; retry when it is back"))
                     break
                 except Exception as exc:  # one bad file or job never stops the daemon
                     if self.stall.covers(exc):
                         self.stall.failed(job, exc)
-                        if reply:
-                            reply.finish(error=exc)
-                        continue
-                    self._log.error("job_failed", job=job, error=str(exc), exc_info=not isinstance(exc, MdmemError))
-                    if reply:
-                        reply.finish(error=exc)
+                    else:
+                        self._log.error("job_failed", job=job, error=str(exc),
+                                        exc_info=not isinstance(exc, MdmemError))
+                    _answer(replies, error=exc)
+                except BaseException as exc:  # even an interrupt leaves no caller waiting
+                    _answer(replies, error=MdmemError(f"the daemon's writer stopped ({type(exc).__name__}); retry"))
+                    raise
                 finally:
                     self.busy = None
         finally:
@@ -195,16 +199,16 @@ class StoreWriter(threading.Thread):
             self.missing = reason
             self._log.error("store_reattach_failed", root=str(self.root), reason=reason, error=detail)
 
-    def _skip(self, job: str, reply: Reply | None):
+    def _skip(self, job: str, replies: list[Reply]):
         """A detached store has nothing to index; a request that waits for it gets told why."""
-        if reply is not None and job != Job.ROOT:
+        if replies and job != Job.ROOT:
             raise StoreError(f"the {self.store_name} store's root {self.root} is missing ({self.missing}); "
                              f"create the folder again and the daemon indexes it")
         return None
 
-    def _fold(self, kind: Job, add, wait: float = 0.0) -> None:
-        """Hand add() the payload of each queued job of this kind; other jobs taken are held, in order,
-        to run next.
+    def _fold(self, kind: Job, add, replies: list[Reply], wait: float = 0.0) -> None:
+        """Hand add() the payload of each queued job of this kind and `replies` its reply (answered with
+        the job they join); other jobs taken are held, in order, to run next.
 
         Without a wait every queued one is folded (path batches: a git checkout sends hundreds). With
         one (access counts: an agent searching in a loop would otherwise pay a commit, 0.6 ms at 100k
@@ -220,23 +224,23 @@ class StoreWriter(threading.Thread):
                 return
             if item[0] == kind:
                 add(item[1])
+                if item[2] is not None:
+                    replies.append(item[2])
                 continue
             self._held.append(item)
             if wait:
                 return
 
     def _fail_waiting(self) -> None:
-        for _job, _payload, reply in self._held:
-            if reply:
-                reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
+        stopped = MdmemError("the daemon stopped before this job ran; retry when it is back")
+        _answer([reply for _job, _payload, reply in self._held if reply], error=stopped)
         self._held.clear()
         while True:
             try:
                 _job, _payload, reply = self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if reply:
-                reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
+            _answer([reply] if reply else [], error=stopped)
 
     def _do(self, job: Job, payload, reply: Reply | None):
         return getattr(self, f"_job_{job.value}")(payload, reply)
@@ -249,7 +253,7 @@ class StoreWriter(threading.Thread):
         return self._index(payload)
 
     def _job_reconcile(self, payload, reply):
-        return self._reconcile()
+        return self._reconcile(reply.report if reply else None)
 
     def _job_retry(self, payload, reply):
         if self._st.readonly:  # opened while the disk was full: open again to write
@@ -268,7 +272,7 @@ class StoreWriter(threading.Thread):
         return result
 
     def _job_rebuild(self, payload, reply):
-        return self._rebuild(bool(payload), reply.progress if reply else None)
+        return self._rebuild(bool(payload), reply.report if reply else None)
 
     def _job_verify(self, payload, reply):
         rep = check_store(self.store_name, lambda: self._st, self.cfg, self.embedder, bool(payload),
@@ -348,10 +352,12 @@ class StoreWriter(threading.Thread):
                 out.add(p)
         return sorted(q for q in out if self._st.filter.uri_of(q) is not None)
 
-    def _reconcile(self) -> dict:
+    def _reconcile(self, progress=None) -> dict:
         def check_stop(done, total):
             if self.stopping.is_set():
                 raise Stopping()
+            if progress is not None:
+                progress(done, total)
 
         self._st.filter.reload()
         rep = sync_store(self._st, self.embedder, self.cfg, progress=check_stop, warn=self._warn)
@@ -375,3 +381,9 @@ class StoreWriter(threading.Thread):
 
     def _warn(self, message: str) -> None:
         self._log.warning("note_skipped", reason=message)
+
+
+def _answer(replies: list[Reply], result=None, error: BaseException | None = None) -> None:
+    """One answer to every caller of a job, including the jobs folded into it."""
+    for reply in replies:
+        reply.finish(result, error)
