@@ -11,6 +11,7 @@ from indexer.daemon.jobs import Job, Reply
 from indexer.daemon.store_writer import StoreWriter
 from indexer.embedder import load_embedder
 from indexer.errors import WriterBusyError
+from polling import eventually
 
 DEADLINE_S = 20.0
 
@@ -66,3 +67,31 @@ def test_a_wait_past_its_deadline_is_a_one_line_error_and_the_late_job_is_logged
     w.ready.wait()
     w.call(Job.ROOT, timeout=DEADLINE_S)  # the late job ran before this one
     assert reply.done.is_set() and reply.error is None
+
+
+def test_a_small_save_is_indexed_while_a_big_note_is_still_embedding(tmp_path):
+    """The big note's embedding runs in slices; the small note queued behind it is answered between two."""
+    home = tmp_path / "home"
+    (home / "user").mkdir(parents=True)
+    cfg = config.load(home=home, env={})
+    emb = load_embedder(cfg)
+    stopping = threading.Event()
+    w = StoreWriter("global", home, emb, cfg, stopping)
+    w.start()
+    w.ready.wait()
+    try:
+        big = home / "user" / "big.md"
+        big.write_text("".join(f"## Day {i}\n\nOn day {i} the caravan crossed dune number {i * 7} before noon.\n\n"
+                               for i in range(1200)))
+        small = home / "user" / "small.md"
+        small.write_text("# Small\n\nThe kettle whistles when the tea water is ready.\n")
+        big_reply, small_reply = Reply(), Reply()
+        w.submit(Job.PATHS, [str(big)], big_reply)
+        assert eventually(lambda: w.busy == "paths", timeout=10, every=0.005)
+        w.submit(Job.PATHS, [str(small)], small_reply)
+        assert small_reply.wait(120)["changed"] == 1
+        assert not big_reply.done.is_set(), "the small note waited for the whole big note"
+        assert big_reply.wait(300)["changed"] == 1
+    finally:
+        stopping.set()
+        w.join(30)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
@@ -11,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from indexer import log
-from indexer.index import sql
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
 from indexer.ops import counters
@@ -22,6 +20,7 @@ from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.ops.sync import index_paths, sync_store
 from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
+from indexer.daemon.path_jobs import Sliced, expand, is_big, small_saves
 from indexer.daemon.stall import Stall
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
@@ -289,13 +288,15 @@ class StoreWriter(threading.Thread):
     def _job_carry(self, payload, reply):
         return counters.carry(self._st, *payload)
 
-    def _index(self, paths: set) -> dict:
-        files = self._expand(paths)
+    def _index(self, paths: set, nested: bool = False) -> dict:
+        files = expand(paths, self.root, self._st)
+        big = [] if nested else [p for p in files if is_big(p)]
+        files = [p for p in files if p not in big] + big  # small notes first; each big one alone, in slices
         done = 0
-        for i in range(0, len(files), BURST_GROUP):
+        for i in range(0, len(files) - len(big), BURST_GROUP):
             if self.stopping.is_set():
                 raise Stopping()  # the rest is picked up by the next start's reconciliation
-            group = files[i:i + BURST_GROUP]
+            group = files[i:min(i + BURST_GROUP, len(files) - len(big))]
             if len(group) == 1:
                 done += self._index_one(group[0])
                 continue
@@ -314,12 +315,29 @@ class StoreWriter(threading.Thread):
                            reinforced=rep.reinforced, ms=round((time.perf_counter() - t0) * 1000, 1),
                            paths=[self._st.filter.uri_of(p) for p in group])
             done += rep.deleted + rep.indexed
+        for path in big:
+            if self.stopping.is_set():
+                raise Stopping()
+            done += self._index_one(path, Sliced(self.embedder, self._index_small_saves))
         self.last_sync = time.time()
         return {"files": len(files), "changed": done}
 
-    def _index_one(self, path: Path) -> int:
+    def _index_small_saves(self) -> None:
+        """Between two slices of a big note's embedding: the small notes saved meanwhile, answered at once
+        (the big note's rows are written only after its last slice, so nothing half-done is in between)."""
+        for _job, payload, reply in small_saves(self.jobs, self._held):
+            try:
+                _answer([reply] if reply else [], self._index(set(payload), nested=True))
+            except Stopping:
+                _answer([reply] if reply else [], error=MdmemError("the daemon is stopping; retry when it is back"))
+                raise
+            except Exception as exc:  # the small note's failure is its own; the big note goes on
+                self._log.error("job_failed", job=Job.PATHS, error=str(exc), exc_info=not isinstance(exc, MdmemError))
+                _answer([reply] if reply else [], error=exc)
+
+    def _index_one(self, path: Path, embedder=None) -> int:
         t0 = time.perf_counter()
-        rep = index_paths(self._st, [path], self.embedder, self.cfg, warn=self._warn)
+        rep = index_paths(self._st, [path], embedder or self.embedder, self.cfg, warn=self._warn)
         ms = round((time.perf_counter() - t0) * 1000, 1)
         uri = self._st.filter.uri_of(path)
         if rep.deleted:
@@ -329,28 +347,6 @@ class StoreWriter(threading.Thread):
                            added=rep.chunks_added, removed=rep.chunks_removed, embedded=rep.embedded,
                            reinforced=rep.reinforced, ms=ms)
         return rep.deleted + rep.indexed
-
-    def _expand(self, paths: set) -> list[Path]:
-        """Folders become the notes under them, on disk and in the index (a deleted folder has only the latter)."""
-        out: set[Path] = set()
-        known = None
-        for raw in paths:
-            p = Path(raw)
-            if p.is_dir() or not p.name.endswith(".md"):
-                if p.is_dir():
-                    for dirpath, dirnames, filenames in os.walk(p):
-                        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                        out.update(Path(dirpath) / f for f in filenames if f.endswith(".md"))
-                if known is None:
-                    known = sql.document_uris(self._st.con)
-                try:
-                    prefix = p.relative_to(self.root).as_posix() + "/"
-                except ValueError:
-                    continue
-                out.update(self.root / u for u in known if u.startswith(prefix))
-            else:
-                out.add(p)
-        return sorted(q for q in out if self._st.filter.uri_of(q) is not None)
 
     def _reconcile(self, progress=None) -> dict:
         def check_stop(done, total):
