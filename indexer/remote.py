@@ -23,9 +23,13 @@ MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 
 
 def socket_path(cfg: Config, env=None) -> Path:
-    """Where the daemon serving these stores listens: $XDG_RUNTIME_DIR, else the global store, else /tmp."""
+    """Where the daemon serving this global store listens: $XDG_RUNTIME_DIR, else the global store, else /tmp.
+
+    Keyed by the global store alone: its lock lets one daemon serve it, and that daemon serves every
+    command using it, whatever project the command runs in (it takes the project on when asked).
+    """
     env = os.environ if env is None else env
-    key = hashlib.sha256(f"{cfg.home}\0{cfg.project or ''}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{cfg.home}".encode()).hexdigest()[:16]
     candidates = []
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_dir():
@@ -41,7 +45,8 @@ def socket_path(cfg: Config, env=None) -> Path:
 class Client:
     """One connection to a running daemon; calls are sequential on it."""
 
-    def __init__(self, path: Path, timeout: float | None = None):
+    def __init__(self, path: Path, timeout: float | None = None, context: dict | None = None):
+        self.context = context or {}  # sent with every request: the caller's project, flags the daemon must honour
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(str(path))
@@ -51,7 +56,7 @@ class Client:
         """Send one request and read its answer; `timeout` bounds each wait for a line (progress resets it)."""
         if timeout is not None:
             self.sock.settimeout(timeout)
-        self._file.write((json.dumps({"method": method, "params": params or {}}) + "\n").encode())
+        self._file.write((json.dumps({"method": method, "params": params or {}, **self.context}) + "\n").encode())
         self._file.flush()
         try:
             return self._answer(progress)
@@ -87,8 +92,13 @@ class Client:
             pass
 
 
-def connect(cfg: Config, timeout: float | None = None) -> Client | None:
-    """A client when a daemon serves these stores, else None (callers then work in-process)."""
+def context_of(cfg: Config, flags: dict | None = None) -> dict:
+    """What a request tells the daemon about its caller: the project it works in, and the flags given."""
+    return {"project": str(cfg.project) if cfg.project else None, "expect": dict(flags or {})}
+
+
+def connect(cfg: Config, timeout: float | None = None, flags: dict | None = None) -> Client | None:
+    """A client when a daemon serves this global store, else None (callers then work in-process)."""
     try:
         path = socket_path(cfg)
     except MdmemError:
@@ -96,7 +106,7 @@ def connect(cfg: Config, timeout: float | None = None) -> Client | None:
     if not path.exists():
         return None
     try:
-        return Client(path, timeout)
+        return Client(path, timeout, context_of(cfg, flags))
     except OSError:
         return None  # a socket left by a killed daemon: nobody listens
 
@@ -160,6 +170,6 @@ for _name in OPERATIONS:
     setattr(RemoteMemory, _name, _remote(_name))
 
 
-def remote_memory(cfg: Config) -> RemoteMemory | None:
-    client = connect(cfg)
+def remote_memory(cfg: Config, flags: dict | None = None) -> RemoteMemory | None:
+    client = connect(cfg, flags=flags)
     return RemoteMemory(client, cfg) if client else None
