@@ -45,14 +45,18 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("http")
+    yield from serving(tmp_path_factory.mktemp("http"))
+
+
+def serving(base: Path, *extra: str):
+    """A real `serve --http` daemon on a free loopback port for a test module; stopped (and checked) after it."""
     home, run = base / "home", base / "run"
     run.mkdir()
     home.mkdir()
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
     proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
-                             f"127.0.0.1:{port}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                             f"127.0.0.1:{port}", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     srv = Server(home, port, proc, env)
     try:
         assert eventually(srv.up, timeout=120, every=0.2), proc.stdout.read1().decode() if proc.poll() else "no start"
