@@ -1,12 +1,13 @@
 /** SillyTavern extension: each chat turn goes to mdmem, and what mdmem recalls goes into the next prompt. */
 
-import { SlashCommand } from '../../../slash-commands/SlashCommand.js';
-import { ARGUMENT_TYPE, SlashCommandArgument, SlashCommandNamedArgument } from '../../../slash-commands/SlashCommandArgument.js';
 import { post, reason } from './client.js';
 import { block, keyOf, lastTurn, lastUserText, recentText, rewritePrompt, spaceOf } from './memory.js';
 import { words } from './strings.js';
 
 const NAME = 'mdmem';
+// SillyTavern's scripts folder, found from where this file is served: copied, it is extensions/third-party/mdmem/;
+// installed from the repository's git URL, extensions/third-party/mdmem/integrations/sillytavern/
+const SCRIPTS = new URL('.', import.meta.url).href.replace(/\/extensions\/.*$/, '/');
 const PROMPT_KEY = 'mdmem_memory';
 const IN_PROMPT = 0; // extension_prompt_types.IN_PROMPT: right after the main (system) prompt
 const IN_CHAT = 1; // extension_prompt_types.IN_CHAT: among the messages, `depth` from the end
@@ -136,7 +137,9 @@ async function searchCommand(args, query) {
     return lines.length ? lines.join('\n') : T.no_results;
 }
 
-function registerCommand() {
+async function registerCommand() {
+    const [{ SlashCommand }, { ARGUMENT_TYPE, SlashCommandArgument, SlashCommandNamedArgument }] = await Promise.all([
+        import(`${SCRIPTS}slash-commands/SlashCommand.js`), import(`${SCRIPTS}slash-commands/SlashCommandArgument.js`)]);
     ctx().SlashCommandParser.addCommandObject(SlashCommand.fromProps({
         name: 'mdmem-search',
         callback: searchCommand,
@@ -201,7 +204,7 @@ function panel() {
 jQuery(() => {
     settings();
     panel();
-    registerCommand();
+    registerCommand().catch(err => console.debug('[mdmem] no slash command', err));
     const { eventSource, eventTypes } = ctx();
     // 1.12 has no chat-saved event: a chat is saved after each sent and received message, so write then
     eventSource.on(eventTypes.MESSAGE_SENT, writeTurn);

@@ -74,9 +74,8 @@ try {
     const token = fs.readFileSync(path.join(MDMEM_HOME, '.http-token'), 'utf8').trim();
     await page.setViewport({ width: 1280, height: 1000 });
     await page.goto(ST_URL, { waitUntil: 'domcontentloaded' });
-    await until('SillyTavern connected to the stub model with the extension loaded', 60, () => page.evaluate(
-        () => typeof SillyTavern !== 'undefined' && SillyTavern.getContext().onlineStatus !== 'no_connection'
-            && !!document.querySelector('#mdmem_settings')));
+    await until('SillyTavern connected to the stub model', 60, () => page.evaluate(
+        () => typeof SillyTavern !== 'undefined' && SillyTavern.getContext().onlineStatus !== 'no_connection'));
 
     // the settings panel, filled in as a user would, then photographed
     await until('the extensions drawer open', 30, async () => { // its click handler is bound late in start-up
@@ -85,7 +84,13 @@ try {
         await sleep(500);
         return false;
     });
+    // installed as a user does: Extensions > Install extension > the repository's git URL
+    await page.click('#third_party_extension_button');
+    await page.waitForSelector('.popup-input', { visible: true });
+    await page.type('.popup-input', process.env.EXTENSION_GIT);
+    await page.click('.popup-button-ok');
     await page.waitForSelector('#mdmem_settings .inline-drawer-toggle', { visible: true });
+    check(true, 'the extension installed from its git URL and its panel is shown');
     await page.click('#mdmem_settings .inline-drawer-toggle');
     await page.waitForSelector('#mdmem_url', { visible: true });
     await page.$eval('#mdmem_url', el => { el.value = ''; });

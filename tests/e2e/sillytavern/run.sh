@@ -21,6 +21,7 @@ mkdir -p "$CACHE"
 if [ "$(cat "$ST/.mdmem-ready" 2>/dev/null)" != "$SHA256" ]; then
   echo "$SHA256  $TARBALL" | sha256sum -c --quiet - || { echo "$TARBALL: sha256 is not $SHA256; fetch tag 1.12.6 again"; exit 1; }
   rm -rf "$ST" && tar -xJf "$TARBALL" -C "$CACHE"
+  command -v git >/dev/null || { echo "git is needed (SillyTavern installs extensions with it): apt-get install -y git"; exit 1; }
   (cd "$ST" && timeout 600 npm ci --no-audit --no-fund --loglevel=error)
   # loopback only, no browser launch, no downloads at start (a fresh machine reaches only the registries)
   (cd "$ST" && node -e '
@@ -95,7 +96,11 @@ node -e '
     custom_model: "stub-model", stream_openai: false});
   (s.power_user ||= {}).auto_connect = true;
   fs.writeFileSync(file, JSON.stringify(s, null, 4));' "$DATA/default-user/settings.json" "$STUB_PORT"
-mkdir -p "$DATA/default-user/extensions" && cp -r integrations/sillytavern "$DATA/default-user/extensions/mdmem"
+# the extension as a git repository (this checkout's files), for SillyTavern's own "Install extension" to clone
+SRC=$WORK/mdmem
+mkdir -p "$SRC/integrations" && cp manifest.json "$SRC/" && cp -r integrations/sillytavern "$SRC/integrations/"
+git -C "$SRC" init -q && git -C "$SRC" add -A
+git -C "$SRC" -c user.name=e2e -c user.email=e2e@localhost -c commit.gpgsign=false commit -qm "the extension"
 (cd "$ST" && exec node server.js --dataRoot "$DATA" --port "$ST_PORT" --listen false --autorun false) >"$WORK/sillytavern.log" 2>&1 &
 PIDS="$PIDS $!"
 
@@ -107,5 +112,5 @@ wait_for "http://127.0.0.1:$MDMEM_PORT/memories" 120 mdmem
 wait_for "http://127.0.0.1:$ST_PORT/" 60 sillytavern
 
 ST_URL="http://127.0.0.1:$ST_PORT" MDMEM_URL="http://127.0.0.1:$MDMEM_PORT" MDMEM_HOME="$MDMEM_HOME" \
-MDMEM_PID=$MDMEM_PID PROMPTS="$WORK/prompts.jsonl" DRIVER="$CACHE/driver" SHOT="${SILLYTAVERN_SHOT:-$CACHE/sillytavern-settings.png}" FAIL_SHOT="$CACHE/sillytavern-failure.png" \
+MDMEM_PID=$MDMEM_PID EXTENSION_GIT="file://$SRC" PROMPTS="$WORK/prompts.jsonl" DRIVER="$CACHE/driver" SHOT="${SILLYTAVERN_SHOT:-$CACHE/sillytavern-settings.png}" FAIL_SHOT="$CACHE/sillytavern-failure.png" \
   timeout 300 node "$HERE/e2e_sillytavern.mjs"
