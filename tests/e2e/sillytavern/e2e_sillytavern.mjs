@@ -45,7 +45,7 @@ const browser = await puppeteer.launch({
 const page = await browser.newPage();
 page.setDefaultTimeout(30000);
 const errors = [];
-page.on('pageerror', err => errors.push(String(err)));
+page.on('pageerror', err => errors.push(String(err.stack || err)));
 page.on('console', msg => { if (msg.text().includes('[mdmem]') || msg.type() === 'error') errors.push(msg.text()); });
 
 async function chatLength() { return page.evaluate(() => SillyTavern.getContext().chat.length); }
@@ -142,6 +142,26 @@ try {
     const found = await slash('/mdmem-search sister');
     check(found.includes('Lisbon'), `/mdmem-search answers (${found.split('\n')[0]})`);
     console.log(`measured: reply with recall ${recalled.seconds.toFixed(2)} s`);
+
+    // a group chat has its own space, named after the group
+    const group = '林间小队';
+    await page.evaluate(async name => {
+        const res = await fetch('/api/groups/create', { method: 'POST', headers: SillyTavern.getContext().getRequestHeaders(),
+            body: JSON.stringify({ name, members: ['default_Seraphina.png'], avatar_url: 'img/ai4.png', allow_self_responses: false,
+                activation_strategy: 0, generation_mode: 0, disabled_members: [], chat_metadata: {}, fav: false,
+                auto_mode_delay: 5 }) }); // what SillyTavern's own "create group" sends
+        if (!res.ok) throw new Error(`group create: HTTP ${res.status}`);
+    }, group);
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await until('SillyTavern back with the extension', 60, () => page.evaluate(() => typeof SillyTavern !== 'undefined'
+        && SillyTavern.getContext().onlineStatus !== 'no_connection' && !!document.querySelector('#mdmem_settings')));
+    await slash(`/go ${group}`);
+    await until('the group chat open', 20, () => page.evaluate(() => !!SillyTavern.getContext().groupId
+        && SillyTavern.getContext().chat.length >= 1));
+    await say('我们的营地在北边的瀑布旁边。');
+    const groupNotes = await until(`the turn in spaces/${group}/`, 15,
+        () => notes(path.join(MDMEM_HOME, 'spaces', group)));
+    check(groupNotes.includes('瀑布') && !notes(space).includes('瀑布'), 'the group\'s turn is in the group\'s space only');
 
     // mdmem stopped: the chat goes on, nothing recalled, nothing shown
     process.kill(Number(MDMEM_PID), 'SIGTERM');

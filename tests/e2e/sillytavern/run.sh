@@ -47,6 +47,8 @@ if ! cmp -s "$HERE/package-lock.json" "$CACHE/driver/package-lock.json"; then
   (cd "$CACHE/driver" && timeout 300 npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+node --test --test-reporter=dot "$HERE/e2e_memory.mjs"  # the extension's choices, without a browser
+
 WORK=$(mktemp -d)
 PIDS=""
 cleanup() {
