@@ -209,5 +209,6 @@ jQuery(() => {
     // 1.12 has no chat-saved event: a chat is saved after each sent and received message, so write then
     eventSource.on(eventTypes.MESSAGE_SENT, writeTurn);
     eventSource.on(eventTypes.MESSAGE_RECEIVED, writeTurn);
+    eventSource.on(eventTypes.MESSAGE_EDITED, writeTurn); // the corrected text of the last turn is kept too
     eventSource.on(eventTypes.CHAT_CHANGED, () => inject('')); // another chat's memories never linger
 });

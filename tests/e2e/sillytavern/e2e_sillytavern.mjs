@@ -152,9 +152,12 @@ try {
                 auto_mode_delay: 5 }) }); // what SillyTavern's own "create group" sends
         if (!res.ok) throw new Error(`group create: HTTP ${res.status}`);
     }, group);
+    await page.evaluate(() => localStorage.setItem('language', 'zh-cn')); // and SillyTavern set to Chinese
     await page.reload({ waitUntil: 'domcontentloaded' });
     await until('SillyTavern back with the extension', 60, () => page.evaluate(() => typeof SillyTavern !== 'undefined'
         && SillyTavern.getContext().onlineStatus !== 'no_connection' && !!document.querySelector('#mdmem_settings')));
+    const zhPanel = await page.$eval('#mdmem_settings', el => el.textContent);
+    check(zhPanel.includes('长期记忆') && zhPanel.includes('测试连接'), 'the panel speaks Chinese when SillyTavern does');
     await slash(`/go ${group}`);
     await until('the group chat open', 20, () => page.evaluate(() => !!SillyTavern.getContext().groupId
         && SillyTavern.getContext().chat.length >= 1));
