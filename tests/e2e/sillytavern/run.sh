@@ -2,6 +2,7 @@
 # SillyTavern 1.12.6 (unmodified source) on loopback, driven in headless Chromium, with the mdmem extension
 # installed, a recording stub model and `mdmem serve --http`: a chat turn lands in the character's Markdown, the
 # next prompt holds it, and with mdmem stopped the chat still works. Installs are cached in tests/e2e/.cache/.
+# SILLYTAVERN_SHOT=docs/sillytavern-settings.png refreshes the README's picture of the settings panel.
 set -eu
 cd "$(dirname "$0")/../../.."
 ROOT=$(pwd)
