@@ -116,7 +116,7 @@ try {
     const space = path.join(MDMEM_HOME, 'spaces', 'Seraphina');
     const md = await until('the turn in spaces/Seraphina/*.md', 15,
         () => { const t = notes(space); return t.includes('Lisbon') && t.includes(REPLY) ? t : ''; });
-    check(/\*\*user:\*\* My sister Alice lives in Lisbon/.test(md), 'the user message is in the character\'s journal');
+    check(/\*\*(user|User):\*\* My sister Alice lives in Lisbon/.test(md), 'the user message is in the character\'s journal');
     await say(FACT_ZH);
     await until('the Chinese turn in the character\'s Markdown', 15, () => notes(space).includes('杭州'));
     const written = notes(space);
