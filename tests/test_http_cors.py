@@ -10,14 +10,15 @@ import sys
 import pytest
 
 from polling import eventually
-from test_http import serving
+from http_daemon import serving
 
 PAGE = "http://127.0.0.1:8000"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    yield from serving(tmp_path_factory.mktemp("cors"), "--allow-origin", PAGE + "/")
+    with serving(tmp_path_factory.mktemp("cors"), "--allow-origin", PAGE + "/") as srv:
+        yield srv
 
 
 def raw(server, method: str, path: str, headers: dict, body: bytes | None = None):
