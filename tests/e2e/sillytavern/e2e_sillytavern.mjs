@@ -53,7 +53,7 @@ async function slash(command) {
     return page.evaluate(async c => (await SillyTavern.getContext().executeSlashCommandsWithOptions(c))?.pipe ?? '', command);
 }
 /** Type a message, press send, wait for the stub's reply; returns the prompt the model got and the seconds taken. */
-async function say(text) {
+async function say(text, requests = 1) {
     const before = await chatLength();
     const asked = prompts().length;
     await page.type('#send_textarea', text);
@@ -66,8 +66,8 @@ async function say(text) {
     }, before, REPLY));
     const seconds = (Date.now() - started) / 1000;
     const sent = prompts();
-    check(sent.length === asked + 1, `one model request for "${text}"`);
-    return { messages: sent[sent.length - 1], seconds };
+    check(sent.length === asked + requests, `${requests} model request(s) for "${text}"`);
+    return { messages: sent[sent.length - 1], seconds, all: sent.slice(asked) };
 }
 
 try {
@@ -142,6 +142,22 @@ try {
     const found = await slash('/mdmem-search sister');
     check(found.includes('Lisbon'), `/mdmem-search answers (${found.split('\n')[0]})`);
     console.log(`measured: reply with recall ${recalled.seconds.toFixed(2)} s`);
+
+    // memory per chat: this chat's own space is empty, so the opt-in rewrite by the connected model runs first
+    await page.evaluate(() => {
+        Object.assign(SillyTavern.getContext().extensionSettings.mdmem, { scope: 'chat', rewrite: true });
+    });
+    const rewrite = await say('What was the name of the bee keeper?', 2);
+    check(rewrite.all[0].some(m => String(m.content).includes('Rewrite the last question')
+        && String(m.content).includes('What was the name of the bee keeper?')), 'the rewrite prompt went to the model');
+    check(!rewrite.messages.some(m => String(m.content).includes(HEADER)), 'a chat-scoped space starts empty');
+    check(rewrite.seconds < 10, `the reply after a rewrite came in ${rewrite.seconds.toFixed(2)} s`);
+    await until('the turn in the chat\'s own space', 15, () => fs.readdirSync(path.join(MDMEM_HOME, 'spaces'))
+        .some(d => d.startsWith('Seraphina ') && notes(path.join(MDMEM_HOME, 'spaces', d)).includes('bee keeper')));
+    await page.evaluate(() => {
+        Object.assign(SillyTavern.getContext().extensionSettings.mdmem, { scope: 'character', rewrite: false });
+        SillyTavern.getContext().saveSettingsDebounced();
+    });
 
     // a group chat has its own space, named after the group
     const group = '林间小队';
