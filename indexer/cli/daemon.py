@@ -17,8 +17,11 @@ from indexer.cli.common import SCOPE, CliContext, pass_ctx
 @click.option("--debounce-ms", type=int, help="Quiet time per path before reindexing (default 300).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), help="Default: info.")
 @click.option("--http", "http", metavar="HOST:PORT", help="Also serve MCP and mem0's REST API on loopback, e.g. 127.0.0.1:8765.")
+@click.option("--allow-origin", "origins", multiple=True, metavar="ORIGIN",
+              help="With --http: let a browser page of this origin call the API (it still sends the token), "
+                   "e.g. SillyTavern's http://127.0.0.1:8000. Repeatable.")
 @pass_ctx
-def serve(c: CliContext, debounce_ms, log_level, http):
+def serve(c: CliContext, debounce_ms, log_level, http, origins):
     """Run the daemon in the foreground: reconcile, watch both roots, serve the socket, run the passes."""
     from indexer.daemon.service import reload_from, serve as run_daemon
     flags = {"debounce_ms": debounce_ms, "log_level": log_level}
@@ -26,9 +29,11 @@ def serve(c: CliContext, debounce_ms, log_level, http):
     web = None
     if http:
         from indexer.mcp.server import build_server
-        from indexer.daemon.http_guard import parse_listen
+        from indexer.daemon.http_guard import parse_listen, parse_origin
         parse_listen(http)  # a bad address fails before any store is locked
-        web = (http, build_server)
+        web = (http, build_server, tuple(parse_origin(o) for o in origins))
+    elif origins:
+        raise click.UsageError("--allow-origin needs --http HOST:PORT (the origins are let into that server)")
     sys.exit(run_daemon(cfg, reload_config=reload_from(c.home, c.project, {**c.settings, **flags}), http=web))
 
 

@@ -11,7 +11,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from indexer import log
@@ -87,15 +87,22 @@ def _endpoint(handler, with_body: bool = False, with_id: bool = False, with_quer
 
 
 class Guard:
-    """ASGI middleware: loopback peer, Host and Origin (DNS rebinding), bearer token, body size."""
+    """ASGI middleware: loopback peer, Host and Origin (DNS rebinding), bearer token, body size; CORS for the
+    pages `--allow-origin` names."""
 
-    def __init__(self, app, token: str, allowed: frozenset[str], max_body: int):
-        self.app, self.token, self.allowed, self.max_body = app, token, allowed, max_body
+    def __init__(self, app, token: str, allowed: frozenset[str], max_body: int, pages: frozenset[str] = frozenset()):
+        self.app, self.token, self.allowed, self.max_body, self.pages = app, token, allowed, max_body, pages
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = headers.get("origin", "").strip().lower().rstrip("/")
+        if origin in self.pages:
+            if scope["method"] == "OPTIONS":  # a preflight carries no token; it only asks what may be sent
+                return await Response(status_code=204, headers=dict(
+                    (k.decode(), v.decode()) for k, v in guard.cors_headers(origin)))(scope, receive, send)
+            send = _with_cors(send, origin)
         refusal = self._check(scope, headers)
         if refusal is not None:
             return await refusal(scope, receive, send)
@@ -122,8 +129,9 @@ class Guard:
         if not guard.host_ok(headers.get("host"), self.allowed):
             return _refuse(421, f"Host {headers.get('host')!r} is not this server; call it as "
                                 f"http://{sorted(self.allowed)[0]}")
-        if not guard.origin_ok(headers.get("origin"), self.allowed):
-            return _refuse(403, f"Origin {headers.get('origin')!r} may not call mdmem")
+        if not guard.origin_ok(headers.get("origin"), self.allowed, self.pages):
+            return _refuse(403, f"Origin {headers.get('origin')!r} may not call mdmem; let that page in with "
+                                f"`mdmem serve --http ... --allow-origin {headers.get('origin')}`")
         presented = guard.presented_token(headers.get("authorization"), headers.get("x-api-key"))
         if not guard.token_ok(presented, self.token):
             return _refuse(401, "missing or wrong token; send Authorization: Bearer <the token from `mdmem token`>")
@@ -140,7 +148,18 @@ class _TooLarge(Exception):
     pass
 
 
-def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_body: int = guard.MAX_BODY):
+def _with_cors(send, origin: str):
+    """`send` with the CORS headers added to the response's start, refusals included (the page reads why)."""
+
+    async def wrapped(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": list(message.get("headers", [])) + guard.cors_headers(origin)}
+        await send(message)
+    return wrapped
+
+
+def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_body: int = guard.MAX_BODY,
+              pages: frozenset[str] = frozenset()):
     """The Starlette app: mem0's paths, MCP at /mcp when a server is given, everything behind Guard."""
     routes = [
         Route("/memories", _endpoint(mem0_api.add, with_body=True), methods=["POST"]),
@@ -165,15 +184,16 @@ def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.memory = memory
-    app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body)
+    app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body, pages=pages)
     return app
 
 
 class HttpServer:
     """uvicorn on a thread of the daemon, on a socket bound before it starts (a busy port fails `serve` at once)."""
 
-    def __init__(self, daemon, listen: str, mcp_factory=None):
+    def __init__(self, daemon, listen: str, mcp_factory=None, pages: tuple[str, ...] = ()):
         self.host, self.port = guard.parse_listen(listen)
+        self.pages = frozenset(guard.parse_origin(p) for p in pages)
         self.daemon = daemon
         self.mcp_factory = mcp_factory
         self.token_file = guard.token_path(daemon.cfg.home)
@@ -194,7 +214,7 @@ class HttpServer:
         memory = Borrowed(self.daemon)
         mcp_server = self.mcp_factory(memory) if self.mcp_factory else None
         app = build_app(memory, guard.load_token(self.daemon.cfg.home), guard.allowed_hosts(self.host, self.port),
-                        mcp_server)
+                        mcp_server, pages=self.pages)
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", server_header=False,
                                 timeout_graceful_shutdown=5)
         self._server = uvicorn.Server(config)

@@ -50,12 +50,33 @@ def host_ok(header: str | None, allowed: frozenset[str]) -> bool:
     return header is not None and header.strip().lower() in allowed
 
 
-def origin_ok(header: str | None, allowed: frozenset[str]) -> bool:
-    """No Origin (curl, SDKs) is fine; a browser page is only let in from our own origin."""
+def origin_ok(header: str | None, allowed: frozenset[str], pages: frozenset[str] = frozenset()) -> bool:
+    """No Origin (curl, SDKs) is fine; a browser page is only let in from our own origin or one named by
+    `--allow-origin` (a page of another local program, e.g. SillyTavern's, still has to send the token)."""
     if header is None:
+        return True
+    if header.strip().lower().rstrip("/") in pages:
         return True
     parts = urlsplit(header.strip().lower())
     return parts.scheme in ("http", "https") and parts.netloc in allowed
+
+
+def parse_origin(text: str) -> str:
+    """`http://127.0.0.1:8000` as a browser sends it in Origin: scheme and host[:port], nothing else."""
+    raw = str(text).strip().lower().rstrip("/")
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+        raise ConfigError(f"--allow-origin {text!r}: give the page's origin as the browser shows it, "
+                          "e.g. --allow-origin http://127.0.0.1:8000")
+    return raw
+
+
+def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    """What lets a page of an allowed origin read our answers; preflights are cached for 10 minutes."""
+    return [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin"),
+            (b"access-control-allow-methods", b"GET, POST, PUT, DELETE, OPTIONS"),
+            (b"access-control-allow-headers", b"authorization, content-type, x-api-key"),
+            (b"access-control-max-age", b"600")]
 
 
 def token_path(home: Path) -> Path:

@@ -65,7 +65,7 @@ class Daemon:
 
     def __init__(self, cfg: Config, embedder=None, reload_config=None, http=None):
         self.cfg = cfg
-        self._http_options = http  # (listen address, MCP server factory) for `serve --http`, else None
+        self._http_options = http  # (listen address, MCP server factory, allowed page origins) for `serve --http`
         self.http = None
         self._embedder = embedder
         self._reload_config = reload_config
