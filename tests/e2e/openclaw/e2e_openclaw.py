@@ -110,6 +110,10 @@ class Run:
             raise RuntimeError(f"openclaw {' '.join(args[:2])} exited {res.returncode}: {res.stderr[-2000:]}")
         return res
 
+    def log_of_turn(self) -> str:
+        """What OpenClaw logged during the latest command."""
+        return (self.scratch / "openclaw.log").read_text().rsplit("\n$ ", 1)[-1]
+
     def config(self) -> dict:
         return json.loads((self.state / "openclaw.json").read_text())
 
@@ -171,7 +175,9 @@ class Run:
         raise AssertionError(f"the model's call of {tool} brought no result back; see {self.record}")
 
     def agent_notes(self) -> str:
-        return "\n".join(p.read_text() for p in sorted((self.ws / "spaces" / "main").rglob("*.md")))
+        """The main agent's notes, without the captured `CALL ...` lines that only drive the stub."""
+        text = "\n".join(p.read_text() for p in sorted((self.ws / "spaces" / "main").rglob("*.md")))
+        return "\n".join(line for line in text.splitlines() if "CALL " not in line)
 
 
 def content_text(content) -> str:
@@ -204,6 +210,9 @@ def scenario(r: Run) -> None:
     first = r.requests()[0]
     check("memory_search (mdmem)" in r.prompt_text(first) and "memory_store (mdmem)" in r.prompt_text(first),
           "the model is offered mdmem's memory_search and memory_store, not memory-core's")
+    system = content_text(first["messages"][0].get("content"))
+    check("memory_get reads one hit by its id" in system and "pull only the needed lines" not in system,
+          "the system prompt's memory section is mdmem's, not memory-core's")
 
     # 2. a later turn's prompt holds it (auto-recall before the prompt is built)
     n = len(r.requests())
@@ -236,12 +245,20 @@ def scenario(r: Run) -> None:
     check(gone.get("removed") == tea["id"] and "Prefers oolong tea" not in r.agent_notes(),
           "memory_forget removes the memory from the agent's note")
 
-    # 5. mdmem down: the turn still runs, quietly, within its deadline
+    check("plugin tool name conflict (memory-core): memory_search" in r.log_of_turn(),
+          "with memory-core on, OpenClaw logs that memory-core's memory_search lost to mdmem's")
+
+    # 5. mdmem down: the turn still runs, quietly, within its deadline (and memory-core off ends the conflict)
+    cfg = r.config()
+    cfg["plugins"]["entries"]["memory-core"] = {"enabled": False}
+    r.write_config(cfg)
     r.stop_mdmem()
     started = time.monotonic()
     out = reply_of(r.turn("Where does my sister live?"))
     took = time.monotonic() - started
     check(out == "I will remember that.", f"with mdmem stopped the turn still answers ({took:.0f} s)")
+    check("plugin tool name conflict" not in r.log_of_turn(), "with memory-core off no tool name conflict is logged")
+    check("memory_search (mdmem)" in r.prompt_text(r.requests()[-1]), "and mdmem's tools are still offered")
     check("Lena lives in Porto" in r.agent_notes(), "the notes are untouched while mdmem is down")
 
 
