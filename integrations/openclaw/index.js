@@ -4,6 +4,7 @@ import { MdmemClient, MdmemDown, MdmemRefused, resolveSettings } from "./client.
 import { formatRecall, mergeHits, stripRecalled, turnMessages } from "./recall.js";
 
 const DEFAULT_AGENT = "main";  // OpenClaw's agent id when a run names none
+const MAX_QUERY_CHARS = 2000;
 
 function text(payload) {
   return { content: [{ type: "text", text: JSON.stringify(payload, null, 2) }], details: payload };
@@ -193,8 +194,9 @@ const plugin = {
 
     if (p.settings.autoRecall) {
       api.on("before_prompt_build", async (event, ctx) => {
+        // a pasted document is not a question: its opening is enough to find what it is about
         const query = stripRecalled(typeof event?.currentUserMessage === "string" ? event.currentUserMessage
-          : event?.prompt);
+          : event?.prompt).slice(0, MAX_QUERY_CHARS);
         if (!query) return undefined;
         try {
           const { hits } = await p.search(query, agentOf(ctx), p.settings.recallLimit);
