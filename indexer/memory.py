@@ -90,12 +90,21 @@ class Memory:
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access.
-        since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them."""
-        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
-                       space=space, since=since, until=until)
-        hits = search(self.stores(scope), self.embedder, self.cfg, q)
+        since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them; time words in the
+        query (上周, last week) name a window relative to `now` (a day; default: today)."""
+        from indexer.ops import timewindow
+        return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
+                            under=under, min_score=min_score, explain=explain, bump=bump, space=space, since=since,
+                            until=until, now=now)
+
+    def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
+        """search() within the window given (recall keeps its question's window when it adds context)."""
+        from indexer.ops import timewindow
+        q = make_query(self.cfg, query, now=now, **args)
+        hits = timewindow.search(lambda one: search(self.stores(scope), self.embedder, self.cfg, one), q, window,
+                                 self.cfg)
         if bump:
             self.writes.record_access(hits)
         return hits
@@ -146,20 +155,24 @@ class Memory:
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
-               until=None) -> dict:
-        """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
+               until=None, now=None) -> dict:
+        """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down.
+        Time words in the query (上周, last week) name a window relative to `now`; the block says so."""
         from indexer.notes.spaces import space_name
         from indexer.ops.recall import recall
         from indexer.ops.timespan import bounds
+        from indexer.ops import timewindow
         space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
-        bounds(since, until)  # so is a bad date
+        window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
+        bounds(since, until, timewindow.timespan.today(now))  # and a bad date
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False, space=space, since=since,
-                               until=until)
+            return self._search(text, window, scope=in_scope, limit=n, explain=True, bump=False, space=space,
+                                since=since, until=until, now=now)
 
-        return recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
-                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+        res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
+                     warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+        return timewindow.tell_recall(res, window)
 
     # -- agents: read back, correct and forget one memory (logic in ops/get.py and ops/edit.py) -------
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:

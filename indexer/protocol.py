@@ -19,7 +19,7 @@ class MemoryAPI(Protocol):
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
 
     def stats(self, scope: str = "all") -> dict:
@@ -40,7 +40,7 @@ class MemoryAPI(Protocol):
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
-               until=None) -> dict:
+               until=None, now=None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}."""
 
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:

@@ -7,13 +7,13 @@ import sys
 import click
 
 from indexer.cli import output
-from indexer.cli.common import SCOPE, CliContext, pass_ctx, warn
+from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.names import MEMORY_TYPES as TYPES
-from indexer.ops.timespan import bounds
+from indexer.ops.timespan import bounds, today
 
 
 @click.command()
@@ -50,16 +50,17 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@NOW
 @SPACE
 @pass_ctx
-def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, space):
+def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, now, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
     validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
-    bounds(since, until)  # so is a mistyped date
+    bounds(since, until, today(now))  # so is a mistyped date or --now
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
-                         scope=scope, space=space, since=since, until=until)
+                         scope=scope, space=space, since=since, until=until, now=now)
     except ArgumentError:
         raise
     except MdmemError as exc:

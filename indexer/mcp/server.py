@@ -47,6 +47,8 @@ MemoryId = Annotated[str, Field(description="A memory id as search, recent or ad
 Since = Annotated[str | None, Field(description="Only memories dated on or after this day: 2026-03-01, or an age such "
                                                 "as 7d, 2w, 3m")]
 Until = Annotated[str | None, Field(description="Only memories dated on or before this day: 2026-03-31, or an age")]
+Now = Annotated[str | None, Field(description="The day time words in the query count from (上周, last week), "
+                                             "e.g. 2026-11-25; omitted: today")]
 Hash = Annotated[str | None, Field(description="The hash memory_get returned; refuses if the memory changed since")]
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -143,11 +145,11 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Search memory", annotations=READ)
     def memory_search(query: Annotated[str, Field(description="What to look for, in any language")],
                       limit: Limit = 5, scope: Scope = "all", mode: Mode | None = None, space: Space = None,
-                      compact: Compact = False, since: Since = None, until: Until = None) -> dict:
+                      compact: Compact = False, since: Since = None, until: Until = None, now: Now = None) -> dict:
         """Keyword and meaning search over the memories; best first, each with id, uri, lines, content, score and date."""
         return run(lambda: [h.to_dict() if hasattr(h, "to_dict") else h
                             for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space, since=since,
-                                                until=until)],
+                                                until=until, now=now)],
                    lambda hits: results(hits, compact))
 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
@@ -155,10 +157,11 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                       context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
                       max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
                                                       description="Size budget of the block")] = 1500,
-                      scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None) -> str:
+                      scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None,
+                      now: Now = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
         return run(lambda: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
-                                      space=space, since=since, until=until)["text"])
+                                      space=space, since=since, until=until, now=now)["text"])
 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                                idempotent_hint=False, open_world_hint=False))
