@@ -60,8 +60,10 @@ class Config:
     recall_rewrite_command: str = ""  # optional shell command: query on stdin, rewritten query on stdout
     recall_rewrite_timeout: float = 10.0
     follow_symlinks: bool = False  # index notes that are symlinks to files outside the root
-    time_window: str = "filter"  # time words in a query (上周, last week): keep memories of that window, or lift them
-    time_window_lift: float = 1.0  # "rank": share of the best score added to memories inside the window
+    # time words in a query (上周, last week): lift the memories of that window ("rank"), keep only them
+    # ("filter"), or ignore them ("off"); rank with 0.5 measured best (docs/BENCHMARKS.md, "Time words")
+    time_window: str = "rank"
+    time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)

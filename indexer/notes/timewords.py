@@ -292,6 +292,7 @@ def _weekend(today: date, weeks_back):
 
 
 _RULES = [(re.compile(p, re.I), make) for p, make in _cn_rules() + _en_rules()]
+_YEARED = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 
 def find(text: str, today: date) -> Window | None:
@@ -302,25 +303,22 @@ def find(text: str, today: date) -> Window | None:
     """
     if not isinstance(text, str) or not text:
         return None
-    taken: list[tuple[int, int]] = []
-    spans: list[tuple[date, date]] = []
-    words: list[tuple[int, str]] = []
+    found: list[tuple[int, int, date, date, str]] = []
     for pattern, make in _RULES:
         for m in pattern.finditer(text):
             a, b = m.span()
-            if any(a < y and x < b for x, y in taken):
+            if any(a < y and x < b for x, y, *_ in found):
                 continue
             got = make(today, m)
-            if got is None or got[0] > got[1]:
-                continue
-            taken.append((a, b))
-            spans.append(got)
-            words.append((a, m.group(0).strip()))
-    if not spans:
+            if got is not None and got[0] <= got[1]:
+                found.append((a, b, got[0], got[1], m.group(0).strip()))
+    # a date with its year is the anchor: "last weekend before April 10, 2023" is not about this weekend
+    dated = [f for f in found if _YEARED.search(f[4])]
+    found = sorted(dated or found)
+    if not found:
         return None
     rest = text
-    for a, b in sorted(taken, reverse=True):
+    for a, b, *_ in reversed(found):
         rest = rest[:a] + " " + rest[b:]
-    rest = " ".join(rest.split())
-    return Window(start=min(s for s, _ in spans), end=max(e for _, e in spans),
-                  words=tuple(w for _, w in sorted(words)), rest=rest)
+    return Window(start=min(f[2] for f in found), end=max(f[3] for f in found),
+                  words=tuple(f[4] for f in found), rest=" ".join(rest.split()))

@@ -30,9 +30,9 @@ def search(run, q, window: Window | None, cfg) -> list[Hit]:
     inside = run(dataclasses.replace(q, text=text, since=since, until=until)) if since < until else []
     if cfg.time_window == "filter" and inside:
         return [_mark(h, window, True, 0.0) for h in inside]
+    if not inside:  # nothing dated then: the time words may be the memory's own words ("last weekend")
+        return [_mark(h, window, False, 0.0) for h in run(q)]
     outside = run(dataclasses.replace(q, text=text))
-    if not inside:
-        return [_mark(h, window, False, 0.0) for h in outside]
     best = max(h.score for h in inside + outside)
     ids = {(h.store, h.id) for h in inside}
     merged = [_mark(h, window, True, cfg.time_window_lift * best) for h in inside]
