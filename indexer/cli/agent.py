@@ -38,7 +38,8 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
     if res["redacted"]:
         warn(f"redacted: {', '.join(res['redacted'])}")
     verb = "reinforced" if res["action"] == "reinforced" else "added to"
-    click.echo(f"{verb} [{res['store']}] {res['uri']}:{res['start_line']}-{res['end_line']}")
+    click.echo(f"{verb} [{res['store']}] {res['uri']}:{res['start_line']}-{res['end_line']}"
+               + (f" id {res['id']}" if res.get("id") else ""))
 
 
 @click.command()

@@ -10,7 +10,7 @@ import numpy as np
 
 from indexer import validation
 from indexer.index import sql
-from indexer.ops.cite import cited_range
+from indexer.ops.cite import cited_chunk
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
@@ -56,9 +56,10 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
                          now=now)
     start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
     indexed = _index_now(target, writes, warn)
-    if indexed:  # report the lines a search hit on this memory will show
-        start, end = cited_range(stores(), target.store, target.uri, start, end)
-    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": indexed}
+    record = None
+    if indexed:  # report the lines and the id a search hit on this memory will show
+        start, end, record = cited_chunk(stores(), target.store, target.uri, start, end)
+    return {**base, "action": "appended", "id": record, "start_line": start, "end_line": end, "indexed": indexed}
 
 
 def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn,
@@ -93,7 +94,8 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
         if sim < threshold:
             return None
     st, row, _off, _ = best
-    return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": row["start_line"],
+    return {"id": row["id"], "uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]),
+            "start_line": row["start_line"],
             "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sim, 4),
             "reinforcement": writes.reinforce(st.name, row["id"])}
 
