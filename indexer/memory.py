@@ -60,6 +60,11 @@ class Memory:
             out.append(self._stores[name])
         return out
 
+    def _space(self, space: str | None) -> str | None:
+        """A space name as its folder is spelled (Alice and alice are one space), or InputError."""
+        from indexer.notes.spaces import as_stored
+        return as_stored(space, [root for _name, root in store_roots(self.cfg, "all")])
+
     def close(self) -> None:
         for st in self._stores.values():
             st.close()
@@ -96,8 +101,8 @@ class Memory:
         query (上周, last week) name a window relative to `now` (a day; default: today)."""
         from indexer.ops import timewindow
         return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
-                            under=under, min_score=min_score, explain=explain, bump=bump, space=space, since=since,
-                            until=until, now=now)
+                            under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
+                            since=since, until=until, now=now)
 
     def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
         """search() within the window given (recall keeps its question's window when it adds context)."""
@@ -151,7 +156,7 @@ class Memory:
         from indexer.ops.add import add_memory
         return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
                           writes=self.writes, warn=self._warn, type_=type, importance=importance, scope=scope,
-                          file=file, redact=redact, space=space)
+                          file=file, redact=redact, space=self._space(space))
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
@@ -162,7 +167,7 @@ class Memory:
         from indexer.ops.recall import recall
         from indexer.ops.timespan import bounds
         from indexer.ops import timewindow
-        space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
+        space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
         window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
         bounds(since, until, timewindow.timespan.today(now))  # and a bad date
 
@@ -178,32 +183,32 @@ class Memory:
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
         from indexer.ops.get import get_memory
-        return get_memory(self.stores(scope), ref, space=space)
+        return get_memory(self.stores(scope), ref, space=self._space(space))
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories, newest first."""
         from indexer.ops.get import recent_records
-        return recent_records(self.stores(scope), limit, space=space)
+        return recent_records(self.stores(scope), limit, space=self._space(space))
 
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
         from indexer.ops.edit import update_memory
-        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
-                             expected_hash=expected_hash, redact=redact)
+        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn,
+                             space=self._space(space), expected_hash=expected_hash, redact=redact)
 
     def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
         """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
         from indexer.ops.edit import forget_memory
-        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
-                             expected_hash=expected_hash)
+        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn,
+                             space=self._space(space), expected_hash=expected_hash)
 
     def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
                         limit: int | None = None) -> dict:
         """The memories a query finds; removed only with yes=True (else: what would be removed)."""
         from indexer.ops.edit import forget_matching
         return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
-                               writes=self.writes, warn=self._warn, space=space, yes=yes, limit=limit)
+                               writes=self.writes, warn=self._warn, space=self._space(space), yes=yes, limit=limit)
 
     def locate(self, id: str, scope: str = "all") -> str | None:
         """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
@@ -215,7 +220,7 @@ class Memory:
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
         from dataclasses import asdict
         from indexer.ops.import_notes import import_path
-        return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
+        return asdict(import_path(path, self.cfg, fmt=format, space=self._space(space), scope=scope, dry_run=dry_run,
                                   index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------
