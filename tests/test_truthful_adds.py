@@ -70,3 +70,17 @@ def test_space_names_differ_only_by_case_are_one_space(make_memory):
     assert second["uri"] == first["uri"]
     assert {h.uri for h in mem.search("Miso", space="ALICE")} == {first["uri"]}
     assert mem.get(first["id"], space="alice")["space"] == "Alice"
+
+
+def test_a_shared_journal_keeps_each_memorys_type_and_importance(make_memory):
+    mem = make_memory()
+    decision = mem.add("We ship releases on Tuesdays", type="decision", importance=5)
+    event = mem.add("Lunch with the design team at the noodle bar", type="episodic")
+    assert decision["uri"] == event["uri"] and decision["uri"].startswith("journal/")
+    got = {r["id"]: r for r in (mem.get(decision["id"]), mem.get(event["id"]))}
+    assert (got[decision["id"]]["type"], got[decision["id"]]["importance"]) == ("decision", 5)
+    assert (got[event["id"]]["type"], got[event["id"]]["importance"]) == ("episodic", 3)
+    by_type = mem.stats("project")["project"]["by_type"]
+    assert by_type.get("decision") == 1 and by_type.get("episodic") == 1
+    hit = mem.search("noodle bar lunch", limit=1)[0]
+    assert hit.type == "episodic" and "<!--" not in mem.recall("noodle bar lunch")["text"]

@@ -258,7 +258,8 @@ def _make_chunk(group: list[_Piece], lines, uri, day: str | None) -> Chunk:
     extra = {"date": day}
     if first.record:
         meta = item_meta(content, day)
-        extra = {"kind": "memory", "date": meta.date, "tags": meta.tags, "importance": meta.importance}
+        extra = {"kind": "memory", "date": meta.date, "tags": meta.tags, "importance": meta.importance,
+                 "type": meta.type}
     return Chunk(uri=uri, start_line=first.start + 1, end_line=_last_line(first, last, lines),
                  content=content, section=body.section, token_count=_count(group, content), **extra)
 

@@ -18,6 +18,7 @@ from indexer.ops.search import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
 MAX_ADD_CHARS = 8_000
+JOURNAL_TYPE = "episodic"  # a new journal's own type; other memories in it carry `<!-- type: … -->`
 DEDUP_CANDIDATES = 5  # chunks per store whose lines are compared one by one
 
 
@@ -52,9 +53,11 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space)
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
-    entry = format_entry(text, type_, journal=target.uri.startswith(space_uri(space, "journal/")) and not file,
-                         now=now)
-    start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
+    journal = target.uri.startswith(space_uri(space, "journal/")) and not file
+    # a journal holds a day's decisions and events alike: there each memory says its own type
+    entry = format_entry(text, type_, journal=journal, now=now, importance=importance,
+                         mark_type=journal and type_ != JOURNAL_TYPE)
+    start, end = append_entry(target, entry, new_note_header(target.title, JOURNAL_TYPE if journal else type_))
     indexed = _index_now(target, writes, warn)
     record = None
     if indexed:  # report the lines and the id a search hit on this memory will show
