@@ -63,6 +63,7 @@ class Config:
     # time words in a query (上周, last week): lift the memories of that window ("rank"), keep only them
     # ("filter"), or ignore them ("off"); rank with 0.5 measured best (docs/BENCHMARKS.md, "Time words")
     time_window: str = "rank"
+    auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
 
     def with_(self, **changes) -> "Config":

@@ -108,8 +108,9 @@ class Memory:
         """search() within the window given (recall keeps its question's window when it adds context)."""
         from indexer.ops import timewindow
         q = make_query(self.cfg, query, now=now, **args)
-        hits = timewindow.search(lambda one: search(self.stores(scope), self.embedder, self.cfg, one), q, window,
-                                 self.cfg)
+        from indexer.ops.supersede import demote
+        hits = demote(timewindow.search(lambda one: search(self.stores(scope), self.embedder, self.cfg, one), q,
+                                        window, self.cfg))
         if bump:
             self.writes.record_access(hits)
         return hits
@@ -147,16 +148,23 @@ class Memory:
 
     # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None,
+            supersedes: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
-        Returns {"action": "appended"|"reinforced", "uri", "start_line", "end_line", "store", ...}.
+        Returns {"action": "appended"|"reinforced", "id", "uri", "start_line", "end_line", "store", ...}, and
+        "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through.
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.ops.add import add_memory
-        return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
-                          writes=self.writes, warn=self._warn, type_=type, importance=importance, scope=scope,
-                          file=file, redact=redact, space=self._space(space))
+        from indexer.ops.supersede import add_superseding
+        space = self._space(space)
+        return add_superseding(
+            lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
+                                      writes=self.writes, warn=self._warn, type_=type, importance=importance,
+                                      scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
+            lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
+            lambda rid, new: self.update(rid, new, space=space))
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
@@ -183,7 +191,14 @@ class Memory:
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
         from indexer.ops.get import get_memory
-        return get_memory(self.stores(scope), ref, space=self._space(space))
+        from indexer.ops.supersede import with_chain
+        return with_chain(self.stores(scope), get_memory(self.stores(scope), ref, space=self._space(space)),
+                          self._space(space))
+
+    def history(self, id: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
+        from indexer.ops.supersede import history
+        return history(self.stores(scope), id, space=self._space(space))
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories, newest first."""

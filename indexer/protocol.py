@@ -35,7 +35,8 @@ class MemoryAPI(Protocol):
         """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
 
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None,
+            supersedes: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once."""
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
@@ -45,6 +46,9 @@ class MemoryAPI(Protocol):
 
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+
+    def history(self, id: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories by their own date, newest first."""

@@ -19,19 +19,21 @@ from indexer.ops.timespan import bounds, today
 @click.command()
 @click.argument("text")
 @click.option("--type", "type_", type=click.Choice(TYPES), default="fact", show_default=True)
-@click.option("--importance", type=int, help="1-5, recorded when the note is created.")
+@click.option("--importance", type=int, help="1-5, this memory's own (an item marker).")
 @click.option("--scope", type=click.Choice(["global", "project"]), help="Default: global for preference/fact/entity, project for decision/episodic.")
 @click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")
 @click.option("--redact", is_flag=True, help="Mask secrets instead of refusing the text.")
+@click.option("--supersedes", metavar="ID", help="The memory this one replaces: struck through in its note, kept.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @SPACE
 @pass_ctx
-def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, space):
+def add(c: CliContext, text, type_, importance, scope, file, redact, supersedes, as_json, space):
     """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
     validation.check_given(importance=importance)
     if text == "-":
         text = sys.stdin.read()
-    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space)
+    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space,
+                         supersedes=supersedes)
     if as_json:
         output.emit(res)
         return
@@ -40,6 +42,9 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
     verb = "reinforced" if res["action"] == "reinforced" else "added to"
     click.echo(f"{verb} [{res['store']}] {res['uri']}:{res['start_line']}-{res['end_line']}"
                + (f" id {res['id']}" if res.get("id") else ""))
+    if res.get("superseded"):
+        old = res["superseded"]
+        click.echo(f"superseded {old['uri']}:{old['start_line']} {old['text']!r} (id {old['id']})")
 
 
 @click.command()

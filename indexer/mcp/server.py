@@ -31,7 +31,9 @@ INSTRUCTIONS = (
     "lists ids and first lines), memory_get to read one memory or note lines in full, memory_recent for what "
     "was added lately. Call memory_add for a lasting preference, fact, decision or event worth keeping (one "
     "memory per call, never secrets); a near-duplicate reinforces the existing memory instead. When a memory "
-    "is wrong or outdated, memory_update it by id (pass the hash from memory_get to be safe); memory_forget "
+    "is wrong, memory_update it by id (pass the hash from memory_get to be safe); when a fact changed (a move, "
+    "a new number), memory_add the new value with supersedes=<old id> so the old one stays visible as history "
+    "(memory_history); memory_forget "
     "removes one by id, or lists what a query finds and removes it only with confirm=true. Use space to keep "
     "one user's or character's memories apart, scope to pick the global or project store.")
 
@@ -173,11 +175,20 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                    scope: Store | None = None,
                    file: Annotated[str | None, Field(description="Note path inside the store, e.g. agent/notes.md")] = None,
                    redact: Annotated[bool, Field(description="Mask secrets instead of refusing the text")] = False,
-                   space: Space = None) -> dict:
-        """Write one memory to its Markdown note and index it at once; a near-duplicate reinforces the existing one.
-        Text holding a secret is refused."""
+                   space: Space = None,
+                   supersedes: Annotated[str | None, Field(description="Id of the memory this one replaces: it is "
+                                                                       "struck through in its note and kept")] = None,
+                   ) -> dict:
+        """Write one memory to its Markdown note and index it at once; returns its id. A near-duplicate reinforces the
+        existing one; a new value for a stored fact strikes the old one through. Text holding a secret is refused."""
         return run(lambda: mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact,
-                                   space=space))
+                                   space=space, supersedes=supersedes))
+
+    @server.tool(title="A memory's versions", annotations=READ)
+    def memory_history(id: MemoryId, space: Space = None) -> dict:
+        """The versions of a memory, oldest first: the values it replaced (struck through in the note) and the
+        one that replaced it, each with its date and every id that names it."""
+        return run(lambda: mem.history(id, space=space))
 
     @server.tool(title="Read a memory", annotations=READ)
     def memory_get(ref: Annotated[str, Field(description="A memory id, or a note path with optional lines: "

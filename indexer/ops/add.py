@@ -37,7 +37,8 @@ def normalise(text: str) -> str:
 
 def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, type_: str = "fact",
                importance: int | None = None, scope: str | None = None, file: str | None = None,
-               redact: bool = False, now: datetime | None = None, space: str | None = None) -> dict:
+               redact: bool = False, now: datetime | None = None, space: str | None = None,
+               dedupe: bool = True) -> dict:
     """Write one memory to Markdown (or reinforce its twin) and index it before returning.
 
     `stores()` gives the open stores to look for a twin in; `writes` changes the index.
@@ -50,7 +51,8 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     space = space_name(space)
     target = choose_target(cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space)
+    # a new value for a stored fact is close to it (70 → 65 公斤: cosine 0.96) but no duplicate: dedupe=False
+    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space) if dedupe else None
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
     journal = target.uri.startswith(space_uri(space, "journal/")) and not file
