@@ -25,7 +25,10 @@ def search(run, q, window: Window | None, cfg) -> list[Hit]:
     so 上周 no longer matches 周一 in a note of this week."""
     if window is None:
         return run(q)
-    text = window.rest if _WORDY.search(window.rest) else q.text
+    rest = q.text
+    for words in window.words:  # the query's own text: recall may have put the conversation before it
+        rest = rest.replace(words, " ", 1)
+    text = " ".join(rest.split()) if _WORDY.search(rest) else q.text
     since, until = _within(q, window)
     inside = run(dataclasses.replace(q, text=text, since=since, until=until)) if since < until else []
     if cfg.time_window == "filter" and inside:
