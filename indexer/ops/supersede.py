@@ -7,6 +7,7 @@ import dataclasses
 import re
 from datetime import date
 
+from indexer.errors import MdmemError
 from indexer.index import sql
 from indexer.models import Hit
 from indexer.notes.append import strip_item
@@ -114,7 +115,7 @@ def history(stores, record_id: str, space: str | None = None) -> dict:
         if m:
             try:
                 nxt = find_record(stores, m.group("id"), space)
-            except Exception:  # the newer memory was forgotten: the chain ends at the struck line
+            except MdmemError:  # the newer memory was forgotten: the chain ends at the struck line
                 nxt = None
         if nxt is None or nxt[1]["id"] in seen:
             break
