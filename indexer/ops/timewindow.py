@@ -59,10 +59,6 @@ def _mark(h: Hit, window: Window, inside: bool, lift: float) -> Hit:
     return dataclasses.replace(h, score=h.score + lift, explain=explain)
 
 
-def describe(window: Window | None) -> dict | None:
-    return window.as_dict() if window else None
-
-
 def tell_recall(res: dict, window: Window | None) -> dict:
     """A recall answer that says which window its memories were chosen from (its block's first line too)."""
     if window is None:
