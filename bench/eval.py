@@ -81,6 +81,9 @@ def load_queries(set_dir: Path, max_queries: int | None) -> list[dict]:
     return [json.loads(x) for x in lines if x.strip()][:max_queries]
 
 
+ASKED_ON = "2026-11-25"  # the day every question is asked (time words such as "last year" count from it)
+
+
 def run_mode(set_dir: Path, home: Path, queries: list[dict], mode: str, env: dict, out: Path) -> dict:
     """Search every query in one batch process, write results.jsonl, score it with the set's score.py."""
     out.mkdir(parents=True, exist_ok=True)
@@ -90,6 +93,7 @@ def run_mode(set_dir: Path, home: Path, queries: list[dict], mode: str, env: dic
             item = {"qid": q["qid"], "query": q["query"]}
             if q.get("scope"):  # LoCoMo: each question searches only its own conversation
                 item["under"] = q["scope"]
+            item["now"] = q.get("now", ASKED_ON)  # a run gives the same windows whatever the day it runs
             f.write(json.dumps(item, ensure_ascii=False) + "\n")
     raw = out / "raw.jsonl"
     with raw.open("w", encoding="utf-8") as fo:

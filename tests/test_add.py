@@ -98,8 +98,8 @@ def test_new_note_gets_heading_and_front_matter(make_memory):
     mem = make_memory()
     res = mem.add("We ship releases on Tuesdays.", type="decision", importance=4)
     text = (mem.cfg.project / res["uri"]).read_text()
-    assert text.startswith("---\ntype: decision\nimportance: 4\n---\n\n# Journal ")
-    assert "**Decision:** We ship releases on Tuesdays." in text
+    assert text.startswith("---\ntype: episodic\n---\n\n# Journal ")  # the day's journal, shared by every type
+    assert "**Decision:** We ship releases on Tuesdays. <!-- type: decision --> <!-- importance: 4 -->" in text
     assert res["store"] == "project" and res["uri"].startswith("journal/")
 
 

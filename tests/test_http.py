@@ -23,6 +23,7 @@ TOOL_ARGS = {  # every tool the server lists is called once, in this order; a ne
     "memory_get": {"ref": "user/preference.md"},
     "memory_update": {"text": "The user drinks green tea in the morning"},  # + the id memory_search found
     "memory_forget": {"query": "green tea"},  # without confirm: only lists what it would remove
+    "memory_history": {},  # + the id memory_search found
 }
 TOOL_ERRORS = {
     "memory_search": {"query": "tea", "limit": -1},
@@ -144,7 +145,7 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
                     names = [t.name for t in (await s.list_tools()).tools]
                     for name in [n for n in TOOL_ARGS if n in names]:
                         args = dict(TOOL_ARGS[name])
-                        if name == "memory_update":
+                        if name in ("memory_update", "memory_history"):
                             args["id"] = json.loads(results["memory_search"].content[0].text)["results"][0]["id"]
                         results[name] = await s.call_tool(name, args)
                     for name in names:
@@ -157,7 +158,7 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
 
     names, results = asyncio.run(session_run())
     stdio = [t.name for t in asyncio.run(build_server(None, cfg=config.load(home=server.home, env={})).list_tools())]  # what `mdmem mcp` lists
-    assert names == stdio and len(names) == 8
+    assert names == stdio and len(names) == 9
     assert set(names) <= set(TOOL_ARGS), "a new tool: give it arguments in TOOL_ARGS"
     for name in names:
         assert not results[name].is_error, (name, results[name].content)

@@ -12,7 +12,7 @@ from mcp.client.stdio import stdio_client
 from conftest import write_notes
 
 TOOLS = {"memory_search", "memory_recall", "memory_add", "memory_get", "memory_update", "memory_forget",
-         "memory_recent", "memory_status"}
+         "memory_recent", "memory_status", "memory_history"}
 
 
 def _data(result) -> dict:
@@ -92,6 +92,7 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     assert "episodic" in json.dumps(tools["memory_add"].input_schema["properties"]["type"])
 
     assert _data(out["add"])["action"] == "appended"
+    assert _data(out["add"])["id"] == _data(out["update"])["previous_id"]  # the add's own id, as get finds it
     assert _data(out["add_space"])["uri"].startswith("spaces/Seraphina/")
     assert "GitHub token" in _refusal(out["add_bad"]) and "ghp_" not in out["add_bad"].content[0].text
     assert "type must be one of" in _refusal(out["add_type"])

@@ -7,38 +7,44 @@ import sys
 import click
 
 from indexer.cli import output
-from indexer.cli.common import SCOPE, CliContext, pass_ctx, warn
+from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.names import MEMORY_TYPES as TYPES
-from indexer.ops.timespan import bounds
+from indexer.ops.timespan import bounds, today
 
 
 @click.command()
 @click.argument("text")
 @click.option("--type", "type_", type=click.Choice(TYPES), default="fact", show_default=True)
-@click.option("--importance", type=int, help="1-5, recorded when the note is created.")
+@click.option("--importance", type=int, help="1-5, this memory's own (an item marker).")
 @click.option("--scope", type=click.Choice(["global", "project"]), help="Default: global for preference/fact/entity, project for decision/episodic.")
 @click.option("--file", "file", help="Note path inside the store root, e.g. agent/notes.md.")
 @click.option("--redact", is_flag=True, help="Mask secrets instead of refusing the text.")
+@click.option("--supersedes", metavar="ID", help="The memory this one replaces: struck through in its note, kept.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @SPACE
 @pass_ctx
-def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, space):
+def add(c: CliContext, text, type_, importance, scope, file, redact, supersedes, as_json, space):
     """Write a memory to Markdown (TEXT, or - for stdin) and index it at once."""
     validation.check_given(importance=importance)
     if text == "-":
         text = sys.stdin.read()
-    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space)
+    res = backend(c).add(text, type=type_, importance=importance, scope=scope, file=file, redact=redact, space=space,
+                         supersedes=supersedes)
     if as_json:
         output.emit(res)
         return
     if res["redacted"]:
         warn(f"redacted: {', '.join(res['redacted'])}")
     verb = "reinforced" if res["action"] == "reinforced" else "added to"
-    click.echo(f"{verb} [{res['store']}] {res['uri']}:{res['start_line']}-{res['end_line']}")
+    click.echo(f"{verb} [{res['store']}] {res['uri']}:{res['start_line']}-{res['end_line']}"
+               + (f" id {res['id']}" if res.get("id") else ""))
+    if res.get("superseded"):
+        old = res["superseded"]
+        click.echo(f"superseded {old['uri']}:{old['start_line']} {old['text']!r} (id {old['id']})")
 
 
 @click.command()
@@ -50,16 +56,17 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, as_json, sp
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@NOW
 @SPACE
 @pass_ctx
-def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, space):
+def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, now, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
     validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
-    bounds(since, until)  # so is a mistyped date
+    bounds(since, until, today(now))  # so is a mistyped date or --now
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
-                         scope=scope, space=space, since=since, until=until)
+                         scope=scope, space=space, since=since, until=until, now=now)
     except ArgumentError:
         raise
     except MdmemError as exc:

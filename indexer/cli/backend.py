@@ -11,7 +11,7 @@ LOCAL = "in-process"
 ROUTES = {
     "index": DAEMON, "rebuild": DAEMON, "search": DAEMON, "stats": DAEMON, "status": DAEMON, "decay": DAEMON,
     "cleanup": DAEMON, "add": DAEMON, "recall": DAEMON, "verify": DAEMON, "mcp": DAEMON,
-    "get": DAEMON, "update": DAEMON, "forget": DAEMON, "import": DAEMON, "recent": DAEMON,
+    "get": DAEMON, "update": DAEMON, "forget": DAEMON, "import": DAEMON, "recent": DAEMON, "history": DAEMON,
     "token": LOCAL,  # reads or creates the token file; no index involved
     "serve": LOCAL,  # it is the daemon
     "doctor": LOCAL,  # checks this installation's extension and model, not the daemon's

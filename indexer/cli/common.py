@@ -28,6 +28,7 @@ def notice(message: str) -> None:
 
 # the stores a command reads: every --scope of the CLI is this one option
 SCOPE = click.option("--scope", type=click.Choice(config_mod.SCOPES), default="all", show_default=True)
+NOW = click.option("--now", help="The day time words count from (上周, last week): 2026-11-25; default: today.")
 
 
 @dataclass

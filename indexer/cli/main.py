@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from indexer.cli import output
-from indexer.cli.common import SCOPE, CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
+from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
@@ -66,20 +66,22 @@ def rebuild(c: CliContext, scope, no_cache):
 @click.option("--explain", is_flag=True, help="Show each score component.")
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
+@NOW
 @SPACE
-@click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit"]}; "-" for stdin.')
+@click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit","now"]}; "-" for stdin.')
 @pass_ctx
-def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, since, until, batch, space):
+def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, since, until, now, batch,
+           space):
     """Hybrid (full-text + vector) search over the global and project notes."""
     validation.check_given(limit=limit, min_score=min_score)
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
-        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain, {"since": since, "until": until})
+        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain, {"since": since, "until": until, "now": now})
         return
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
-                      space=space, since=since, until=until)
+                      space=space, since=since, until=until, now=now)
     print_hits(hits, as_json, explain, query)
     if not hits and not as_json:
         say_if_empty(mem, scope)

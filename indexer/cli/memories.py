@@ -108,4 +108,22 @@ def forget(c: CliContext, record_id, query, yes, limit, space, expected_hash, as
         click.echo(f"{res['count']} memories listed; run again with --yes to forget them", err=True)
 
 
-COMMANDS: list = [get, update, forget]
+@click.command()
+@click.argument("record_id", metavar="ID")
+@SPACE
+@SCOPE
+@AS_JSON
+@pass_ctx
+def history(c: CliContext, record_id, space, scope, as_json):
+    """Print a memory's versions, oldest first: the lines it superseded, itself, what superseded it."""
+    res = backend(c).history(record_id, space=space, scope=scope)
+    if as_json:
+        _echo_json(res)
+        return
+    for v in res["versions"]:
+        state = "current" if v["current"] else f"superseded on {v['superseded_on']} by {v['superseded_by']}"
+        click.echo(f"{v['date'] or '-'}  {v['uri']}:{v['start_line']}  {state}  ids {', '.join(v['ids'])}")
+        click.echo(f"    {v['text']}")
+
+
+COMMANDS: list = [get, update, forget, history]

@@ -47,8 +47,10 @@ def explain_table(hits) -> list[str]:
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths)) for r in table]
     words = next((h.explain.get("feedback_words") for h in rows if h.explain.get("feedback_words")), None)
     mode = rows[0].explain.get("mode")
+    window = next((h.explain["window"] for h in rows if h.explain.get("window")), None)
     lines.append(f"mode {mode}" + (f"; feedback words: {', '.join(words)}" if words else "")
-                 + "; all components: --json --explain")
+                 + (f"; time window {window}, {sum(bool(h.explain.get('in_window')) for h in rows)} hits in it"
+                    if window else "") + "; all components: --json --explain")
     return lines
 
 

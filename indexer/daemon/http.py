@@ -17,6 +17,7 @@ from starlette.routing import Mount, Route
 from indexer import log
 from indexer.daemon import http_guard as guard
 from indexer.daemon import mem0_api
+from indexer.daemon import mem0_history
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 from indexer.memory import Memory
 
@@ -166,6 +167,7 @@ def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_
         Route("/memories", _endpoint(mem0_api.list_all, with_query=True), methods=["GET"]),
         Route("/search", _endpoint(mem0_api.search, with_body=True), methods=["POST"]),
         Route("/memories/{memory_id}", _endpoint(mem0_api.get, with_id=True), methods=["GET"]),
+        Route("/memories/{memory_id}/history", _endpoint(mem0_history.history, with_id=True), methods=["GET"]),
         Route("/memories/{memory_id}", _endpoint(mem0_api.update, with_body=True, with_id=True), methods=["PUT"]),
         Route("/memories/{memory_id}", _endpoint(mem0_api.delete, with_id=True), methods=["DELETE"]),
     ]

@@ -117,7 +117,8 @@ def search(mem, body) -> dict:
     threshold = body.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise InputError("threshold must be a number, e.g. 0.2")
-    hits = mem.search(query, scope=SCOPE, limit=_top_k(body.get("top_k")), min_score=threshold, space=space)
+    hits = mem.search(query, scope=SCOPE, limit=_top_k(body.get("top_k")), min_score=threshold, space=space,
+                      now=body.get("now"))  # time words (last week) count from this day; default today
     return {"results": [_item({**h.to_dict(), "text": h.content}, space, key, score=h.score) for h in hits]}
 
 

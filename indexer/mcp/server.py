@@ -31,7 +31,9 @@ INSTRUCTIONS = (
     "lists ids and first lines), memory_get to read one memory or note lines in full, memory_recent for what "
     "was added lately. Call memory_add for a lasting preference, fact, decision or event worth keeping (one "
     "memory per call, never secrets); a near-duplicate reinforces the existing memory instead. When a memory "
-    "is wrong or outdated, memory_update it by id (pass the hash from memory_get to be safe); memory_forget "
+    "is wrong, memory_update it by id (pass the hash from memory_get to be safe); when a fact changed (a move, "
+    "a new number), memory_add the new value with supersedes=<old id> so the old one stays visible as history "
+    "(memory_history); memory_forget "
     "removes one by id, or lists what a query finds and removes it only with confirm=true. Use space to keep "
     "one user's or character's memories apart, scope to pick the global or project store.")
 
@@ -47,6 +49,8 @@ MemoryId = Annotated[str, Field(description="A memory id as search, recent or ad
 Since = Annotated[str | None, Field(description="Only memories dated on or after this day: 2026-03-01, or an age such "
                                                 "as 7d, 2w, 3m")]
 Until = Annotated[str | None, Field(description="Only memories dated on or before this day: 2026-03-31, or an age")]
+Now = Annotated[str | None, Field(description="The day time words in the query count from (上周, last week), "
+                                             "e.g. 2026-11-25; omitted: today")]
 Hash = Annotated[str | None, Field(description="The hash memory_get returned; refuses if the memory changed since")]
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -143,11 +147,11 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Search memory", annotations=READ)
     def memory_search(query: Annotated[str, Field(description="What to look for, in any language")],
                       limit: Limit = 5, scope: Scope = "all", mode: Mode | None = None, space: Space = None,
-                      compact: Compact = False, since: Since = None, until: Until = None) -> dict:
+                      compact: Compact = False, since: Since = None, until: Until = None, now: Now = None) -> dict:
         """Keyword and meaning search over the memories; best first, each with id, uri, lines, content, score and date."""
         return run(lambda: [h.to_dict() if hasattr(h, "to_dict") else h
                             for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space, since=since,
-                                                until=until)],
+                                                until=until, now=now)],
                    lambda hits: results(hits, compact))
 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
@@ -155,10 +159,11 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                       context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
                       max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
                                                       description="Size budget of the block")] = 1500,
-                      scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None) -> str:
+                      scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None,
+                      now: Now = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
         return run(lambda: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
-                                      space=space, since=since, until=until)["text"])
+                                      space=space, since=since, until=until, now=now)["text"])
 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                                idempotent_hint=False, open_world_hint=False))
@@ -170,11 +175,20 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                    scope: Store | None = None,
                    file: Annotated[str | None, Field(description="Note path inside the store, e.g. agent/notes.md")] = None,
                    redact: Annotated[bool, Field(description="Mask secrets instead of refusing the text")] = False,
-                   space: Space = None) -> dict:
-        """Write one memory to its Markdown note and index it at once; a near-duplicate reinforces the existing one.
-        Text holding a secret is refused."""
+                   space: Space = None,
+                   supersedes: Annotated[str | None, Field(description="Id of the memory this one replaces: it is "
+                                                                       "struck through in its note and kept")] = None,
+                   ) -> dict:
+        """Write one memory to its Markdown note and index it at once; returns its id. A near-duplicate reinforces the
+        existing one; a new value for a stored fact strikes the old one through. Text holding a secret is refused."""
         return run(lambda: mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact,
-                                   space=space))
+                                   space=space, supersedes=supersedes))
+
+    @server.tool(title="A memory's versions", annotations=READ)
+    def memory_history(id: MemoryId, space: Space = None) -> dict:
+        """The versions of a memory, oldest first: the values it replaced (struck through in the note) and the
+        one that replaced it, each with its date and every id that names it."""
+        return run(lambda: mem.history(id, space=space))
 
     @server.tool(title="Read a memory", annotations=READ)
     def memory_get(ref: Annotated[str, Field(description="A memory id, or a note path with optional lines: "

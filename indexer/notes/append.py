@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from indexer.config import Config
 from indexer import validation
 from indexer.errors import ArgumentError, InputError, NoteError, for_os_error
+from indexer.notes.memory_items import MARKERS
 from indexer.notes.names import GLOBAL_TYPES, MEMORY_TYPES
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.spaces import in_space, space_name, space_of, space_uri
@@ -102,13 +103,18 @@ def safe_uri(root: Path, file: str) -> str:
     return uri
 
 
-def format_entry(text: str, type_: str, journal: bool, now: datetime | None = None, newline: str = "\n") -> str:
-    """One list item: `- 2025-01-05: text` (journal: `- 14:03: text`); later lines indented into the item."""
+def format_entry(text: str, type_: str, journal: bool, now: datetime | None = None, newline: str = "\n",
+                 importance: int | None = None, mark_type: bool = False) -> str:
+    """One list item: `- 2025-01-05: text` (journal: `- 14:03: text`); later lines indented into the item.
+    Its own importance, and its type where the note is shared by several, end its first line as markers."""
     now = now or datetime.now()
     stamp = now.strftime("%H:%M") if journal else now.strftime("%Y-%m-%d")
     label = "**Decision:** " if type_ == "decision" else ""
+    marks = (f" <!-- type: {type_} -->" if mark_type else "") + (f" <!-- importance: {importance} -->"
+                                                                   if importance else "")
     lines = text.strip().replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    body = [f"- {stamp}: {label}{lines[0].strip()}"] + [("  " + ln.rstrip()) if ln.strip() else "" for ln in lines[1:]]
+    body = [f"- {stamp}: {label}{lines[0].strip()}{marks}"] + [("  " + ln.rstrip()) if ln.strip() else ""
+                                                              for ln in lines[1:]]
     return newline.join(body) + newline
 
 
@@ -119,12 +125,12 @@ _ITEM_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}
 
 def strip_item(line: str) -> str:
     """The memory in a line written by format_entry (or any list item), without marker or stamp."""
-    return _ITEM_PREFIX.sub("", line.strip(), count=1)
+    return MARKERS.sub("", _ITEM_PREFIX.sub("", line.strip(), count=1))
 
 
-def new_note_header(title: str, type_: str, importance: int | None) -> str:
-    front = [f"type: {type_}"] + ([f"importance: {importance}"] if importance else [])
-    return "---\n" + "\n".join(front) + "\n---\n\n" + f"# {title}\n\n"
+def new_note_header(title: str, type_: str) -> str:
+    """A new note's front matter names its type; importance is each memory's own (an item marker)."""
+    return f"---\ntype: {type_}\n---\n\n# {title}\n\n"
 
 
 def compose(old: bytes | None, entry: str, header: str) -> bytes:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -16,7 +16,7 @@ from indexer.notes.memory_items import is_memory_note, item_meta, journal_day
 from indexer.notes.textseg import count_tokens, cut_by_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-4-items"
+CHUNKER_VERSION = "md-blocks-5-aliases"
 MIN_STANDALONE_CHARS = 20
 
 # block structure is all the chunker reads: inline parsing (emphasis, links) would only cost time
@@ -61,6 +61,9 @@ def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Not
     found, memory, day = _note_blocks(lines, fm_lines, fm.type, uri)
     pieces = list(_pieces(found, lines, max_tokens, memory))
     chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens, day or fm.date)
+    if fm.aliases:  # the note's other names are searched with every piece of it (the section is indexed)
+        also = f"(aliases: {', '.join(fm.aliases)})"
+        chunks = [replace(c, section=f"{c.section} {also}".strip()) for c in chunks]
     parent_dir = uri.split("/", 1)[0] if "/" in uri else ""
     evergreen = fm.evergreen if fm.evergreen is not None else parent_dir == "user"
     return Note(
@@ -255,7 +258,8 @@ def _make_chunk(group: list[_Piece], lines, uri, day: str | None) -> Chunk:
     extra = {"date": day}
     if first.record:
         meta = item_meta(content, day)
-        extra = {"kind": "memory", "date": meta.date, "tags": meta.tags, "importance": meta.importance}
+        extra = {"kind": "memory", "date": meta.date, "tags": meta.tags, "importance": meta.importance,
+                 "type": meta.type}
     return Chunk(uri=uri, start_line=first.start + 1, end_line=_last_line(first, last, lines),
                  content=content, section=body.section, token_count=_count(group, content), **extra)
 

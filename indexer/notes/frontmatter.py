@@ -16,6 +16,7 @@ class FrontMatter:
     tags: tuple[str, ...] = ()
     evergreen: bool | None = None
     date: str | None = None  # `date`, else `created`, as YYYY-MM-DD
+    aliases: tuple[str, ...] = ()  # other names of the note's subject (Obsidian `aliases:`), searchable
     problem: str | None = None  # why the front matter was ignored, if it was
 
 
@@ -50,6 +51,7 @@ def _parse(block: str) -> FrontMatter:
         tags=_as_tags(data.get("tags")),
         evergreen=data.get("evergreen") if isinstance(data.get("evergreen"), bool) else None,
         date=day_of(data.get("date")) or day_of(data.get("created")),
+        aliases=_as_list(data.get("aliases", data.get("alias"))),
     )
 
 
@@ -81,6 +83,13 @@ def _as_importance(value) -> int | None:
 def _as_tags(value) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [t for t in value.replace(",", " ").split() if t]
+    return _as_list(value)
+
+
+def _as_list(value) -> tuple[str, ...]:
+    """A YAML list (or one value) of plain names, at most 32 of them."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
     if not isinstance(value, (list, tuple)):
         return ()
     return tuple(t for t in map(_scalar, value[:32]) if t)

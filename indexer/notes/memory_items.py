@@ -15,6 +15,8 @@ _DATED_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?"
                          r"\s*[:：]\s")
 _DAY_IN_TEXT = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _IMPORTANCE = re.compile(r"<!--\s*importance\s*[:=]\s*([1-5])\s*-->", re.I)
+_TYPE = re.compile(r"<!--\s*type\s*[:=]\s*([^\W\d_][\w-]{0,39})\s*-->", re.I)
+MARKERS = re.compile(r"\s*<!--\s*(?:type|importance)\s*[:=][^>]{0,60}-->")  # an item's own type and importance
 # a tag is `#word` after a space or the line start; `#1` (an issue number) and `a#b` (URLs, C#) are not
 _TAG = re.compile(r"(?:^|(?<=[\s(（]))#([^\W\d_][\w\-/]{0,63})", re.U)
 _CODE_SPAN = re.compile(r"`[^`]*`")
@@ -27,6 +29,7 @@ class ItemMeta:
     date: str | None  # ISO: YYYY-MM-DD, or YYYY-MM-DDTHH:MM when the item has a time
     tags: tuple[str, ...]
     importance: int | None
+    type: str | None = None
 
 
 def is_dated_item(line: str, journal_day: str | None) -> bool:
@@ -68,7 +71,8 @@ def day_of(value) -> str | None:
 
 @lru_cache(maxsize=16384)  # a daemon re-reads a long memory note on every edit: unchanged items cost nothing
 def item_meta(text: str, fallback_day: str | None) -> ItemMeta:
-    """Date, inline #tags and `<!-- importance: N -->` of one list item (its first line holds the date)."""
+    """Date, inline #tags, `<!-- importance: N -->` and `<!-- type: T -->` of one list item (its first line holds
+    the date): in a journal shared by several types each memory says its own."""
     first = text.split("\n", 1)[0]
     m = _DATED_ITEM.match(first)
     when = fallback_day
@@ -79,9 +83,11 @@ def item_meta(text: str, fallback_day: str | None) -> ItemMeta:
         hour, minute = m.group("clock").split(":")
         when = f"{fallback_day}T{int(hour):02d}:{minute}"
     imp = _IMPORTANCE.search(text)
-    plain = _CODE_SPAN.sub(" ", _IMPORTANCE.sub(" ", text))
+    kind = _TYPE.search(text)
+    plain = _CODE_SPAN.sub(" ", MARKERS.sub(" ", text))
     tags = tuple(dict.fromkeys(t.rstrip("-/") for t in _TAG.findall(plain)))
-    return ItemMeta(date=when, tags=tags, importance=int(imp.group(1)) if imp else None)
+    return ItemMeta(date=when, tags=tags, importance=int(imp.group(1)) if imp else None,
+                    type=kind.group(1).lower() if kind else None)
 
 
 _STAMP = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?[ T]?(?:\d{1,2}:\d{2})?\s*[:：]\s+)?")
@@ -94,7 +100,7 @@ def text_to_embed(content: str, kind: str, section: str = "") -> str:
     is about; a note's bare title, such as `Facts`, says little and was measured to cost cross-lingual recall)."""
     if kind != "memory":
         return content
-    text = _STAMP.sub("", content, count=1).strip() or content
+    text = MARKERS.sub("", _STAMP.sub("", content, count=1)).strip() or content
     return f"{section}: {text}" if " > " in section else text
 
 

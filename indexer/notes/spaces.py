@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+from pathlib import Path
 
 from indexer.errors import InputError
 
@@ -53,3 +55,18 @@ def space_of(uri: str) -> str | None:
         return None
     parts = uri.split("/", 2)
     return parts[1] if len(parts) == 3 else None
+
+
+def as_stored(name: str | None, roots) -> str | None:
+    """The checked name spelled as the space already on disk when it differs only by case (Alice is alice):
+    a space is one folder whichever way a caller writes its name. A new space keeps the caller's spelling."""
+    name = space_name(name)
+    if not name:
+        return name
+    key, found = name.casefold(), []
+    for root in roots:
+        try:
+            found += [e for e in os.listdir(Path(root) / FOLDER) if e.casefold() == key]
+        except OSError:
+            continue
+    return name if not found or name in found else sorted(found)[0]

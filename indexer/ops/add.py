@@ -10,7 +10,7 @@ import numpy as np
 
 from indexer import validation
 from indexer.index import sql
-from indexer.ops.cite import cited_range
+from indexer.ops.cite import cited_chunk
 from indexer.errors import InputError, MdmemError
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
@@ -18,6 +18,7 @@ from indexer.ops.search import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
 MAX_ADD_CHARS = 8_000
+JOURNAL_TYPE = "episodic"  # a new journal's own type; other memories in it carry `<!-- type: … -->`
 DEDUP_CANDIDATES = 5  # chunks per store whose lines are compared one by one
 
 
@@ -36,7 +37,8 @@ def normalise(text: str) -> str:
 
 def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, type_: str = "fact",
                importance: int | None = None, scope: str | None = None, file: str | None = None,
-               redact: bool = False, now: datetime | None = None, space: str | None = None) -> dict:
+               redact: bool = False, now: datetime | None = None, space: str | None = None,
+               dedupe: bool = True) -> dict:
     """Write one memory to Markdown (or reinforce its twin) and index it before returning.
 
     `stores()` gives the open stores to look for a twin in; `writes` changes the index.
@@ -49,16 +51,20 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     space = space_name(space)
     target = choose_target(cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space)
+    # a new value for a stored fact is close to it (70 → 65 公斤: cosine 0.96) but no duplicate: dedupe=False
+    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space) if dedupe else None
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
-    entry = format_entry(text, type_, journal=target.uri.startswith(space_uri(space, "journal/")) and not file,
-                         now=now)
-    start, end = append_entry(target, entry, new_note_header(target.title, type_, importance))
+    journal = target.uri.startswith(space_uri(space, "journal/")) and not file
+    # a journal holds a day's decisions and events alike: there each memory says its own type
+    entry = format_entry(text, type_, journal=journal, now=now, importance=importance,
+                         mark_type=journal and type_ != JOURNAL_TYPE)
+    start, end = append_entry(target, entry, new_note_header(target.title, JOURNAL_TYPE if journal else type_))
     indexed = _index_now(target, writes, warn)
-    if indexed:  # report the lines a search hit on this memory will show
-        start, end = cited_range(stores(), target.store, target.uri, start, end)
-    return {**base, "action": "appended", "start_line": start, "end_line": end, "indexed": indexed}
+    record = None
+    if indexed:  # report the lines and the id a search hit on this memory will show
+        start, end, record = cited_chunk(stores(), target.store, target.uri, start, end)
+    return {**base, "action": "appended", "id": record, "start_line": start, "end_line": end, "indexed": indexed}
 
 
 def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn,
@@ -93,7 +99,8 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
         if sim < threshold:
             return None
     st, row, _off, _ = best
-    return {"uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]), "start_line": row["start_line"],
+    return {"id": row["id"], "uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]),
+            "start_line": row["start_line"],
             "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sim, 4),
             "reinforcement": writes.reinforce(st.name, row["id"])}
 

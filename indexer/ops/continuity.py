@@ -188,7 +188,8 @@ def _vector(con, with_vec: bool, ch: Chunk, vectors) -> None:
 def _fields(note: Note, ch: Chunk, mtime_day: str) -> dict:
     tags = list(dict.fromkeys([*note.tags, *ch.tags]))
     return dict(id=ch.id, uri=ch.uri, start_line=ch.start_line, end_line=ch.end_line, content=ch.content,
-                content_hash=ch.content_hash, parent_dir=note.parent_dir, type=note.type, section=ch.section,
+                content_hash=ch.content_hash, parent_dir=note.parent_dir, type=ch.type or note.type,
+                section=ch.section,
                 importance=ch.importance or note.importance, token_count=ch.token_count,
                 evergreen=int(note.evergreen), tags=json.dumps(tags, ensure_ascii=False), kind=ch.kind,
                 memory_date=ch.date or mtime_day)

@@ -20,7 +20,9 @@ from indexer.ops.search import make_query, search
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
-FORGET_MIN_COSINE = 0.5  # --match also takes memories this close in meaning that share no word with the query
+# --match lists what search ranks near its best hit (sharing words, or as close in meaning as recall asks):
+# the children's memories for 孩子 (女儿, 儿子: cosine 0.25-0.36, half the best score), not every line with 我
+FORGET_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,11 @@ def forget_matching(query: str, *, stores: list[Store], embedder, cfg, writes, w
     was indexed) is listed under "skipped" with the reason, and left alone.
     """
     q = make_query(cfg, query, limit=limit, explain=True, space=space)
-    hits = [h for h in search(stores, embedder, cfg, q)
-            if h.explain.get("bm25") is not None or (h.explain.get("cosine") or 0.0) >= FORGET_MIN_COSINE]
+    hits = search(stores, embedder, cfg, q)
+    best = max((h.score for h in hits), default=0.0)
+    hits = [h for h in hits if h.score >= FORGET_SHARE * best and (
+        h.explain.get("bm25") is not None or (h.explain.get("cosine") or 0.0) >= cfg.recall_weak_cosine)]
+    order = {h.id: i for i, h in enumerate(hits)}
     by_store = {st.name: st for st in stores}
     notes: dict[tuple[str, str], list[str]] = {}
     for h in hits:
@@ -103,6 +108,7 @@ def forget_matching(query: str, *, stores: list[Store], embedder, cfg, writes, w
             target = note_target(name, by_store[name].root, uri)
             edit_lines(target, note_edits)
             _index_note(writes, target, warn)
+    memories.sort(key=lambda m: order.get(m["id"], len(order)))  # in search's order, best first
     return {"action": "forgotten" if yes else "would_forget", "query": query, "count": len(memories),
             "memories": memories, "skipped": skipped}
 

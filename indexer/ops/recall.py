@@ -49,7 +49,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     hits, strength, used = best
     if _weak(strength, cfg):
         # nothing close in meaning: keep only memories that share words with the query
-        hits = [h for h in hits if not h.explain or h.explain.get("bm25") is not None]
+        # ... or that are dated in the window its time words name (上周: everything of last week is asked for)
+        hits = [h for h in hits if not h.explain or h.explain.get("bm25") is not None or h.explain.get("in_window")]
     tier = next(name for name, q in tiers if q == used)
     memories = render_memories(hits, max_chars)
     if hits and not memories:

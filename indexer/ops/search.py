@@ -39,7 +39,7 @@ class Query:
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False, space: str | None = None,
-               since=None, until=None) -> Query:
+               since=None, until=None, now=None) -> Query:
     text = validation.text("query", text, '"backup plan"')
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
@@ -50,7 +50,7 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     under = tuple(_valid_text(u).strip().lstrip("./") for u in under if u.strip())
     space = space_name(space)
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
-    since, until = timespan.bounds(since, until)
+    since, until = timespan.bounds(since, until, timespan.today(now))
     return Query(text=_valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
                  min_score=min_score, explain=explain, space=space, since=since, until=until)
 

@@ -41,3 +41,20 @@ def bounds(since=None, until=None, today: date | None = None) -> tuple[str | Non
     if lo and hi and lo > hi:
         raise InputError(f"--since {lo} is after --until {hi}; swap the two days")
     return (lo.isoformat() if lo else None), ((hi + timedelta(days=1)).isoformat() if hi else None)
+
+
+def today(now=None) -> date:
+    """The caller's today: `now` (a day, or a day and time, for tests and replays) or the clock's."""
+    if now is None or (isinstance(now, str) and not now.strip()):
+        return date.today()
+    if isinstance(now, datetime):
+        return now.date()
+    if isinstance(now, date):
+        return now
+    text = str(now).strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?", text):
+            return date.fromisoformat(text[:10])
+    except ValueError:
+        pass
+    raise InputError(f"--now {text!r} is not a day; give a day such as 2026-11-25 (or 2026-11-25T09:30)")

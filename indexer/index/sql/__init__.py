@@ -25,7 +25,7 @@ from indexer.index.sql.counters import (  # noqa: F401
     delete_orphan_vectors, fts_optimize, fts_optimize_after_bulk, vec_version, wal_checkpoint,
 )
 from indexer.index.sql.aliases import (  # noqa: F401
-    add_alias, resolve_alias, all_aliases, restore_aliases, prune_aliases,
+    add_alias, resolve_alias, all_aliases, restore_aliases, prune_aliases, ids_naming, memories_mentioning,
 )
 from indexer.index.sql.checks import (  # noqa: F401
     chunk_uris, vec_table_dimension, orphan_vector_ids, chunks_without_vector, vectors_of_wrong_length,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from indexer.index import db
+from indexer.index.sql.schema import _SELECT
 
 
 def has_aliases(con) -> bool:
@@ -47,3 +48,17 @@ def prune_aliases(con) -> int:
     if not has_aliases(con):
         return 0
     return con.execute("DELETE FROM aliases WHERE new_id NOT IN (SELECT id FROM chunks)").getconnection().changes()
+
+
+def ids_naming(con, record_id: str) -> list[str]:
+    """The ids a memory had before its edits (oldest first), all of which still find it."""
+    if not has_aliases(con):
+        return []
+    return [r["old_id"] for r in db.rows(con, "SELECT old_id FROM aliases WHERE new_id = ? ORDER BY at, old_id",
+                                         (record_id,))]
+
+
+def memories_mentioning(con, needle: str, limit: int = 20) -> list[dict]:
+    """Memory records whose text holds needle (an id in a superseded line: which memory replaced which)."""
+    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory' AND instr(c.content, ?) > 0"
+                   " ORDER BY c.memory_date, c.start_line LIMIT ?", (needle, int(limit)))

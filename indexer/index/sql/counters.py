@@ -21,9 +21,8 @@ def increment_reinforcement(con, ids: list[str], amount: float = 1.0) -> None:
 
 def increment_access_count(con, ids: list[str]) -> None:
     now = time.time()
-    for i in ids:
-        con.execute("UPDATE chunks SET access_count = access_count + 1, accessed_at = ?, updated_at = ? WHERE id = ?",
-                    (now, now, i))
+    for i in ids:  # a read: accessed_at moves, updated_at stays the memory's last change
+        con.execute("UPDATE chunks SET access_count = access_count + 1, accessed_at = ? WHERE id = ?", (now, i))
 
 
 def carry_counters(con, chunk_id: str, old: dict) -> int:

@@ -1,0 +1,167 @@
+"""Superseded, not lost: a restated fact strikes through the old line (with the day and the new id), ranks
+it below the current one, and `history` reads the chain back from the Markdown and the ids' aliases."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from datetime import date
+
+from indexer.errors import MdmemError
+from indexer.index import sql
+from indexer.models import Hit
+from indexer.notes.append import strip_item
+from indexer.notes.spaces import in_space
+from indexer.notes.textseg import query_terms
+from indexer.ops.get import find_record, record_dict
+from indexer.ops.search import space_filter
+
+RANK_FACTOR = 0.5  # a superseded memory's score is halved: it stays findable, below the value that replaced it
+MIN_COSINE = 0.5  # restated facts measured 0.505-0.964 (bench/data/contradictions.jsonl); unrelated ones 0.28
+MAX_CHANGED = 4  # words that differ on each side: a new value, not a new sentence
+MIN_FRAME = 2  # words both open with: the subject and what is said of it ("I live in", "我 住在")
+# a frame with one of these says a thing that can hold several values at once: having a dog does not end having a
+# cat, an allergy to cats does not end one to peanuts (both measured as restatements without this list)
+MANY_VALUED = {"have", "has", "had", "like", "likes", "love", "loves", "enjoy", "enjoys", "allergic", "also", "too",
+               "有", "喜欢", "爱", "过敏", "也", "还"}
+ONE_VALUED = {"最", "favourite", "favorite"}  # 最喜欢的颜色, my favourite colour: one at a time after all
+CANDIDATES = 5
+_MARK = re.compile(r"~~(?P<old>.+?)~~\s*\(superseded on (?P<day>\d{4}-\d{2}-\d{2}) by (?P<id>[0-9a-f]{16})\)")
+
+
+def struck(text: str, day: date, new_id: str) -> str:
+    """The old memory's line as it stays in the note."""
+    return f"~~{text}~~ (superseded on {day.isoformat()} by {new_id})"
+
+
+def marked(content: str):
+    """The superseded mark in a memory's text (old text, day, new id), or None."""
+    return _MARK.search(content or "")
+
+
+def restates(old: str, new: str, cosine: float) -> bool:
+    """Whether new gives a new value for what old said: the same opening words, a few words changed, close in
+    meaning, and a frame that holds one value at a time. 21 of 22 measured restatements, none of 10 near pairs
+    that both stay true (the 22nd, 我早上喜欢喝茶 → 喝咖啡, needs --supersedes)."""
+    if cosine < MIN_COSINE:
+        return False
+    a, b = query_terms(old, drop_stopwords=False), query_terms(new, drop_stopwords=False)
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    da, db = a[p:len(a) - s], b[p:len(b) - s]
+    frame = set(a[:p]) | set(a[len(a) - s:])
+    many = frame & MANY_VALUED and not frame & ONE_VALUED
+    return p >= MIN_FRAME and 1 <= len(da) <= MAX_CHANGED and 1 <= len(db) <= MAX_CHANGED and not many
+
+
+def restated(text: str, type_: str, stores, embedder, space: str | None):
+    """(store, row) of the memory this new text gives a new value for, or None; events never supersede."""
+    if type_ == "episodic" or not embedder.dim:
+        return None
+    vec = embedder.embed_documents([text])[0]
+    best = None
+    for st in stores:
+        if not st.with_vec:
+            continue
+        for row in sql.vector_search(st.con, vec, CANDIDATES, space=space_filter(st, space)):
+            old = strip_item(row["content"].split("\n", 1)[0])
+            if (row["kind"] == "memory" and in_space(row["uri"], space) and not marked(row["content"])
+                    and old.casefold() != text.casefold() and restates(old, text, row["similarity"])
+                    and (best is None or row["similarity"] > best[1]["similarity"])):
+                best = (st, row)
+    return best
+
+
+def mark_old(stores, old_id: str, new_id: str, space: str | None, today: date, update) -> dict:
+    """Strike the old memory through in its note (date and counters kept); `update(id, text)` writes it."""
+    st, row = find_record(stores, old_id, space)
+    text = strip_item(row["content"].split("\n", 1)[0])
+    done = update(row["id"], struck(text, today, new_id))
+    return {"id": done["id"], "previous_id": row["id"], "uri": done["uri"], "start_line": done["start_line"],
+            "text": text}
+
+
+def demote(hits: list[Hit]) -> list[Hit]:
+    """Superseded memories below the current ones (their score × RANK_FACTOR), order kept otherwise."""
+    if not any(marked(h.content) for h in hits):
+        return hits
+    out = [dataclasses.replace(h, score=h.score * RANK_FACTOR,
+                               explain=None if h.explain is None else {**h.explain, "superseded": True})
+           if marked(h.content) else h for h in hits]
+    out.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
+    return out
+
+
+def history(stores, record_id: str, space: str | None = None) -> dict:
+    """The versions of a memory, oldest first: the lines it superseded, itself, what superseded it; each with
+    the ids that name it (every id it had before an edit)."""
+    st, row = find_record(stores, record_id, space)
+    chain = [(st, row)]
+    seen = {row["id"]}
+    while True:  # back: the memory whose struck line names this one (or one of its former ids)
+        cur_st, cur = chain[0]
+        prev = _replaced_by(stores, cur_st, cur, space, seen)
+        if prev is None:
+            break
+        chain.insert(0, prev)
+    while True:  # forward: the id the struck line names
+        cur_st, cur = chain[-1]
+        m = marked(cur["content"])
+        nxt = None
+        if m:
+            try:
+                nxt = find_record(stores, m.group("id"), space)
+            except MdmemError:  # the newer memory was forgotten: the chain ends at the struck line
+                nxt = None
+        if nxt is None or nxt[1]["id"] in seen:
+            break
+        seen.add(nxt[1]["id"])
+        chain.append(nxt)
+    versions = []
+    for s, r in chain:
+        m = marked(r["content"])
+        item = record_dict(s.name, r)
+        versions.append({"id": r["id"], "ids": [*sql.ids_naming(s.con, r["id"]), r["id"]], "text": item["text"],
+                         "date": item["date"], "uri": r["uri"], "start_line": r["start_line"],
+                         "store": s.name, "current": m is None,
+                         "superseded_on": m.group("day") if m else None,
+                         "superseded_by": m.group("id") if m else None})
+    return {"id": record_id, "versions": versions}
+
+
+def _replaced_by(stores, cur_st, cur: dict, space: str | None, seen: set):
+    for name in [*sql.ids_naming(cur_st.con, cur["id"]), cur["id"]]:
+        for st in stores:
+            for r in sql.memories_mentioning(st.con, f"by {name})"):
+                m = marked(r["content"])
+                if m and m.group("id") == name and r["id"] not in seen and in_space(r["uri"], space):
+                    seen.add(r["id"])
+                    return st, r
+    return None
+
+
+def add_superseding(do_add, stores, embedder, text: str, type_: str, space: str | None, supersedes: str | None,
+                    auto: bool, update, today: date | None = None) -> dict:
+    """`do_add(dedupe)` (the plain add), then the memory it replaces struck through: the caller's `supersedes` id
+    (checked before anything is written) or, with `auto`, the memory it restates with a new value."""
+    old = find_record(stores(), supersedes, space) if supersedes else None
+    if old is None and auto and isinstance(text, str) and text.strip():
+        old = restated(text.strip(), type_, stores(), embedder, space)
+    res = do_add(old is None)  # a memory it replaces is no twin to reinforce
+    if old is None or res.get("action") != "appended" or not res.get("id"):
+        return res
+    return {**res, "superseded": mark_old(stores(), old[1]["id"], res["id"], space, today or date.today(), update)}
+
+
+def with_chain(stores, got: dict, space: str | None) -> dict:
+    """A memory as `get` gives it, with the versions it belongs to when it superseded or was superseded."""
+    if "id" not in got or "records" in got:
+        return got
+    versions = history(stores, got["id"], space)["versions"]
+    if len(versions) < 2:
+        return got
+    return {**got, "chain": [{k: v[k] for k in ("id", "text", "date", "current", "superseded_on")} for v in versions]}

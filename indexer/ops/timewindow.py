@@ -1,0 +1,73 @@
+"""The window a query's time words name, as one step of search: keep the memories dated in it, or lift them."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from datetime import timedelta
+
+from indexer.models import Hit
+from indexer.notes.timewords import Window, find
+from indexer.ops import timespan
+
+_WORDY = re.compile(r"\w", re.U)
+
+
+def window_for(text: str, now, cfg) -> Window | None:
+    """The window of the query's time words relative to the caller's today (`now`), or None (none, or off)."""
+    today = timespan.today(now)  # a bad `now` is refused even when the query names no time
+    return None if cfg.time_window == "off" else find(text, today)
+
+
+def search(run, q, window: Window | None, cfg) -> list[Hit]:
+    """`run(query)` with the window applied: "filter" keeps memories dated in it (all hits when none is),
+    "rank" lifts them by time_window_lift of the best score. The time words leave the matched text,
+    so 上周 no longer matches 周一 in a note of this week."""
+    if window is None:
+        return run(q)
+    rest = q.text
+    for words in window.words:  # the query's own text: recall may have put the conversation before it
+        rest = rest.replace(words, " ", 1)
+    text = " ".join(rest.split()) if _WORDY.search(rest) else q.text
+    since, until = _within(q, window)
+    inside = run(dataclasses.replace(q, text=text, since=since, until=until)) if since < until else []
+    if cfg.time_window == "filter" and inside:
+        return [_mark(h, window, True, 0.0) for h in inside]
+    if not inside:  # nothing dated then: the time words may be the memory's own words ("last weekend")
+        return [_mark(h, window, False, 0.0) for h in run(q)]
+    outside = run(dataclasses.replace(q, text=text))
+    best = max(h.score for h in inside + outside)
+    ids = {(h.store, h.id) for h in inside}
+    merged = [_mark(h, window, True, cfg.time_window_lift * best) for h in inside]
+    merged += [_mark(h, window, False, 0.0) for h in outside if (h.store, h.id) not in ids]
+    merged.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
+    return merged[:q.limit]
+
+
+def _within(q, window: Window) -> tuple[str, str]:
+    """The window narrowed by the caller's own since/until (ISO; until is the day after the last)."""
+    since = max(filter(None, (q.since, window.start.isoformat())))
+    until = min(filter(None, (q.until, (window.end + timedelta(days=1)).isoformat())))
+    return since, until
+
+
+def _mark(h: Hit, window: Window, inside: bool, lift: float) -> Hit:
+    if not lift and h.explain is None:
+        return h
+    explain = None if h.explain is None else {**h.explain, "window": window.label(), "in_window": inside,
+                                               "window_lift": round(lift, 6)}
+    return dataclasses.replace(h, score=h.score + lift, explain=explain)
+
+
+def tell_recall(res: dict, window: Window | None) -> dict:
+    """A recall answer that says which window its memories were chosen from (its block's first line too)."""
+    if window is None:
+        return res
+    res = {**res, "window": window.as_dict()}
+    inside = [m for m in res.get("memories", ()) if m.get("date") and window.start.isoformat() <= m["date"][:10]
+              <= window.end.isoformat()]
+    if res.get("text"):
+        head, _, rest = res["text"].partition("\n")
+        note = "dated " + window.label() if inside else "none dated " + window.label() + "; the closest instead"
+        res["text"] = f"{head[:-1]} ({note}):\n{rest}"
+    return res
