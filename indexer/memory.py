@@ -172,6 +172,10 @@ class Memory:
         from indexer.ops.get import recent_records
         return recent_records(self.stores(scope), limit, space=space)
 
+    def spaces(self, scope: str = "all") -> list[dict]:
+        """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""
+        return [{**row, "store": st.name} for st in self.stores(scope) for row in sql.memories_by_space(st.con)]
+
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import os
-import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -15,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from polling import eventually
+from http_daemon import serving
 
 TOOL_ARGS = {  # every tool the server lists is called once, in this order; a new tool needs a line here
     "memory_add": {"text": "The user drinks oolong tea in the morning", "type": "preference"},
@@ -37,62 +34,10 @@ TOOL_ERRORS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("http")
-    home, run = base / "home", base / "run"
-    run.mkdir()
-    home.mkdir()
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
-                             f"127.0.0.1:{port}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    srv = Server(home, port, proc, env)
-    try:
-        assert eventually(srv.up, timeout=120, every=0.2), proc.stdout.read1().decode() if proc.poll() else "no start"
+    with serving(tmp_path_factory.mktemp("http")) as srv:
         yield srv
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-
-
-class Server:
-    def __init__(self, home: Path, port: int, proc, env: dict):
-        self.home, self.port, self.proc, self.env = home, port, proc, env
-
-    @property
-    def token(self) -> str:
-        return (self.home / ".http-token").read_text().strip()
-
-    def up(self) -> bool:
-        if self.proc.poll() is not None or not (self.home / ".http-token").exists():
-            return False
-        try:
-            return self.call("GET", "/memories")[0] == 200
-        except OSError:
-            return False
-
-    def call(self, method: str, path: str, body=None, headers=None, token: str | None = "default"):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        hdrs = {"Content-Type": "application/json"}
-        if token:
-            hdrs["Authorization"] = f"Bearer {self.token if token == 'default' else token}"
-        hdrs.update(headers or {})
-        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-        try:
-            conn.request(method, path, body=data, headers=hdrs)
-            resp = conn.getresponse()
-            raw = resp.read()
-        finally:
-            conn.close()
-        assert b"Traceback" not in raw
-        return resp.status, json.loads(raw) if raw else None
 
 
 def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):
@@ -117,7 +62,7 @@ def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):
     # a correction, then a deletion, both through the same note on disk
     status, upd = server.call("PUT", f"/memories/{hit['id']}", {"text": "Allergic to peanuts and cashews"})
     assert status == 200 and upd["message"] == "Memory updated successfully!" and upd["id"] == hit["id"]
-    note = server.home / hit["metadata"]["uri"]
+    note = server.home / hit["uri"]
     assert "Allergic to peanuts and cashews" in note.read_text(encoding="utf-8")
     status, found = server.call("POST", "/search", {"query": "cashews", "user_id": "alice"})
     assert found["results"][0]["id"] == upd["current_id"] != hit["id"]  # the record's id follows its text

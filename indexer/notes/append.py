@@ -112,14 +112,21 @@ def format_entry(text: str, type_: str, journal: bool, now: datetime | None = No
     return newline.join(body) + newline
 
 
-# list marker, then an optional `2025-01-05:` / `14:03:` stamp and a `**Decision:**` label
+# list marker, then an optional `2025-01-05:` / `14:03:` stamp and a `**Decision:**` or speaker label
+# (`**Flux the Cat:**`: chat imports write the speaker's name as SillyTavern shows it)
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?\s?(?:\d{1,2}:\d{2})?:\s+)?"
-                          r"(?:\*\*\w+:\*\*\s*)?")
+                          r"(?:\*\*(?P<speaker>[^*\n]{1,64}?):\*\*\s*)?")
 
 
-def strip_item(line: str) -> str:
-    """The memory in a line written by format_entry (or any list item), without marker or stamp."""
-    return _ITEM_PREFIX.sub("", line.strip(), count=1)
+def strip_item(line: str, keep_speaker: bool = False) -> str:
+    """The memory in a line written by format_entry (or any list item), without marker or stamp;
+    with keep_speaker, who said it stays in front as `Mira: …`."""
+    line = line.strip()
+    m = _ITEM_PREFIX.match(line)
+    if m is None:
+        return line
+    rest = line[m.end():]
+    return f"{m['speaker']}: {rest}" if keep_speaker and m["speaker"] else rest
 
 
 def new_note_header(title: str, type_: str, importance: int | None) -> str:
