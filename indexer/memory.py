@@ -202,12 +202,13 @@ class Memory:
         return space_of_memory(self.stores(scope), id)
 
     def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
-                     dry_run: bool = False, progress=None) -> dict:
+                     dry_run: bool = False, progress=None, skip_bad: bool = False) -> dict:
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
         from dataclasses import asdict
         from indexer.ops.import_notes import import_path
         return asdict(import_path(path, self.cfg, fmt=format, space=space, scope=scope, dry_run=dry_run,
-                                  index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
+                                  skip_bad=skip_bad, index_notes=self.writes.index_notes, progress=progress,
+                                  warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
