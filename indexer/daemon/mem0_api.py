@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from indexer.daemon import mem0_history as history_log
-from indexer.errors import InputError, NotFoundError
+from indexer.errors import ConflictError, InputError, NotFoundError
 from indexer.models import sha256_text
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
@@ -209,19 +209,28 @@ def delete_all(mem, query: dict) -> dict:
     if space is None:
         raise InputError("name whose memories to delete: user_id, agent_id or run_id (the notes outside spaces "
                          "are yours and are never deleted over HTTP)")
-    return {"message": f"Memories deleted successfully! ({forget_space(mem, space)} memories)"}
+    return {"message": deleted_message(forget_space(mem, space))}
 
 
-def forget_space(mem, space: str) -> int:
-    """Forget every memory of one space, newest first; how many."""
-    count = 0
+def forget_space(mem, space: str) -> tuple[int, list[str]]:
+    """Forget every memory of one space: (how many, why each one left in its note was kept)."""
+    count, kept = 0, []
     for rec in mem.recent(limit=MAX_LIST, scope=SCOPE, space=space):
         try:
             delete(mem, rec["id"])
         except NotFoundError:
-            continue  # went with an earlier one of its note, or deleted meanwhile
+            continue  # deleted meanwhile
+        except (InputError, ConflictError) as exc:  # several items in one record, or edited since indexed
+            kept.append(str(exc))
+            continue
         count += 1
-    return count
+    return count, kept
+
+
+def deleted_message(result: tuple[int, list[str]]) -> str:
+    count, kept = result
+    return f"Memories deleted successfully! ({count} memories)" + (
+        f"; {len(kept)} kept, to change in the note itself: {kept[0]}" if kept else "")
 
 
 def reset(mem, _body=None) -> dict:

@@ -120,7 +120,7 @@ def delete_all(mem, query: dict) -> dict:
     space, _key = _space(sel)
     if space is None:
         raise InputError("name whose memories to delete: user_id, agent_id or run_id")
-    return {"message": f"Memories deleted successfully! ({api.forget_space(mem, space)} memories)"}
+    return {"message": api.deleted_message(api.forget_space(mem, space))}
 
 
 def _query_filters(query: dict) -> dict:
