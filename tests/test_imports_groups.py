@@ -71,6 +71,8 @@ def data_folder(tmp_path) -> Path:
     (root / "User Avatars").mkdir()
     (root / "User Avatars" / "user-default.png").write_bytes(png_without_card())
     (root / "settings.json").write_text('{"firstRun": false}', encoding="utf-8")
+    (root / "backups").mkdir()  # SillyTavern's copy at every save: `chat_<chat id>_<time>.jsonl`
+    (root / "backups" / f"chat_{GROUP_CHAT}_20240712-013410.jsonl").write_text(jsonl(MESSAGES), encoding="utf-8")
     return root
 
 
@@ -97,6 +99,7 @@ def test_sprites_avatars_and_settings_in_a_data_folder_are_skipped_not_errors(da
     rep = mem.import_notes(data_folder)
     skipped = {Path(p).name for p in rep["skipped"]}
     assert {"joy.png", "user-default.png", "settings.json"} <= skipped
+    assert not any("backups" in p for p in rep["skipped"] + rep["written"])  # copies of the chats, not read
     assert (mem.cfg.home / "spaces/Seraphina/lore/Seraphina-s-memories.md").exists()  # the card in the same folder
     assert (mem.cfg.home / "lore/Eldoria.md").exists()
 

@@ -27,9 +27,15 @@ def import_files(path: Path) -> list[Path]:
                          "or a folder of them")
     found = []
     for folder, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _backups(Path(folder), d))
         found += [Path(folder) / f for f in sorted(files) if f.lower().endswith(SUFFIXES) and not f.startswith(".")]
     return found
+
+
+def _backups(folder: Path, name: str) -> bool:
+    """SillyTavern's `backups/` beside `chats/`: a copy of every chat at every save, named so that a group
+    chat's copy cannot be told from its group."""
+    return name == "backups" and ((folder / "chats").is_dir() or (folder / "group chats").is_dir())
 
 
 def detect(path: Path, text: str | None, data: bytes | None = None) -> str | None:

@@ -68,7 +68,8 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
         report.hidden += hidden
         if found is None:
             report.skipped.append(str(f))
-            warn(f"{f}: not a SillyTavern chat, lorebook, card or mem0 export; skipped")
+            if f.suffix.lower() != ".png":  # avatars and sprites: a data folder has dozens, all expected
+                warn(f"{f}: not a SillyTavern chat, lorebook, card or mem0 export; skipped")
             continue
         report.formats[found] = report.formats.get(found, 0) + 1
         notes += parsed
