@@ -218,7 +218,7 @@ class StoreWriter(threading.Thread):
                 item = self.jobs.get(timeout=left) if left > 0 else self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if item[0] == kind:
+            if item[0] == kind and item[2] is None:  # a caller waiting on its own job gets that job's answer
                 add(item[1])
                 continue
             self._held.append(item)
