@@ -101,7 +101,7 @@ MEM0_ROUTES = [
     ("/memories", ["POST"], mem0_api.add, {"body": True}),
     ("/memories", ["GET"], mem0_api.list_all, {"query": True}),
     ("/memories", ["DELETE"], mem0_api.delete_all, {"query": True}),
-    ("/search", ["POST"], mem0_api.search, {"body": True}),
+    ("/search", ["POST"], mem0_platform.search, {"body": True}),
     ("/reset", ["POST"], mem0_api.reset, {}),
     ("/memories/{memory_id}/history", ["GET"], mem0_api.history, {"params": ID}),
     ("/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),

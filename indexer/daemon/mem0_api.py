@@ -134,20 +134,8 @@ def _record_at(mem, res: dict, space: str | None) -> dict | None:
     return next((r for r in found.get("records", []) if r["start_line"] <= line <= r["end_line"]), None)
 
 
-def search(mem, body) -> dict:
-    """POST /search: hybrid search inside the space the ids (top level or in filters) name."""
-    body = body_object(body, '{"query": "what does alice eat", "user_id": "alice"}')
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise InputError('query must be a non-empty string, e.g. {"query": "food preferences", "user_id": "alice"}')
-    filters = body.get("filters") or {}
-    if not isinstance(filters, dict):
-        raise InputError('filters must be an object, e.g. {"user_id": "alice"}')
-    space, key = owner({**filters, **{k: body[k] for k in IDS if body.get(k)}})
-    return {"results": found(mem, body, query, space, key)}
-
-
 def found(mem, body: dict, query: str, space: str | None, key: str | None, since=None, until=None) -> list[dict]:
+    """Hybrid search inside one space, in mem0's shape; `top_k` (or `limit`) and `threshold` from the body."""
     threshold = body.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise InputError("threshold must be a number, e.g. 0.2")

@@ -80,7 +80,8 @@ def add(mem, body) -> dict:
 
 
 def search(mem, body) -> dict:
-    """POST /v1|v2|v3/memories/search/: hybrid search in the space the filters name, then their conditions."""
+    """POST /search and /v1|v2|v3/memories/search/: hybrid search in the space the ids (top level or in
+    filters) name, then the filters' conditions."""
     body = api.body_object(body, '{"query": "what does alice eat", "filters": {"user_id": "alice"}}')
     query = body.get("query")
     if not isinstance(query, str) or not query.strip():
