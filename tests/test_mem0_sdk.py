@@ -57,6 +57,10 @@ def test_add_search_get_all_get_carry_metadata_and_keep_spaces_apart(client, ser
     assert {r["id"] for r in both} == {r["id"] for r in added["results"]}
     assert not client.search("peanut", filters={"AND": [{"user_id": "alice"},
                                                         {"metadata": {"chat": "another.jsonl"}}]})["results"]
+    same_chat = {"AND": [{"user_id": "alice"}, {"metadata": {"chat": META["chat"]}}]}
+    assert len(client.search("peanut", filters=same_chat, top_k=2)["results"]) == 2
+    assert client.search("peanut", filters={"user_id": "alice", "created_at": {"gte": "2000-01-01"}})["results"]
+    assert not client.search("peanut", filters={"user_id": "alice", "created_at": {"lt": "2000-01-01"}})["results"]
 
     page = client.get_all(filters={"user_id": "alice"}, page=1, page_size=1)
     assert page["count"] == 2 and len(page["results"]) == 1 and page["next"] == 2

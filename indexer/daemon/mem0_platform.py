@@ -11,6 +11,7 @@ from indexer.errors import InputError
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS
 
 DEFAULT_PAGE_SIZE = 100
+OVERFETCH = 5
 _DATE_OPS = {"gte", "gt", "lte", "lt"}
 _FILTERS = f"{', '.join(IDS)}, metadata, created_at or updated_at ({'/'.join(sorted(_DATE_OPS))}), joined by AND"
 
@@ -88,8 +89,11 @@ def search(mem, body) -> dict:
         raise InputError('query must be a non-empty string, e.g. {"query": "food", "filters": {"user_id": "alice"}}')
     sel = selection(body.get("filters"), body)
     space, key = _space(sel)
+    want = api.top_k(body.get("top_k", body.get("limit")))
+    if sel.metadata or sel.dates:  # conditions checked after ranking: rank more, so top_k can still be filled
+        body = {**body, "top_k": min(api.MAX_TOP_K, want * OVERFETCH), "limit": None}
     hits = api.found(mem, body, query, space, key)
-    return {"results": [h for h in hits if sel.keeps(h)]}
+    return {"results": [h for h in hits if sel.keeps(h)][:want]}
 
 
 def get_all(mem, query: dict | None, body) -> dict:
