@@ -59,6 +59,11 @@ class Config:
     recall_rewrite_command: str = ""  # optional shell command: query on stdin, rewritten query on stdout
     recall_rewrite_timeout: float = 10.0
     follow_symlinks: bool = False  # index notes that are symlinks to files outside the root
+    # how long a request waits on a store's writer: a write (an add's indexing, a reinforcement) and
+    # a store-wide job (index, rebuild, verify) that sends no progress for this long. An add whose
+    # indexing outlives its wait is still answered: the note holds it and the writer indexes it later.
+    write_timeout_s: float = 20.0
+    job_timeout_s: float = 900.0
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -168,6 +173,7 @@ def _validate(cfg: Config) -> None:
          "feedback_docs, feedback_terms and feedback_weight must be 0 or more (0 turns feedback off)"),
         (cfg.half_life_days > 0, "half_life_days must be positive"),
         (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
+        (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
     ]

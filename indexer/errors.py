@@ -43,6 +43,16 @@ class StoreBusyError(StoreError):
     """Another process holds the index's write lock longer than the busy timeout."""
 
 
+class WriterBusyError(StoreError):
+    """A store's writer did not finish a job within the caller's deadline; the job still runs, retry later."""
+
+    exit_code = 75  # EX_TEMPFAIL: a temporary failure, try again
+
+    def __init__(self, message: str, retry_after: int = 5):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class CorruptIndexError(StoreError):
     """The index file is damaged; `mdmem rebuild` recreates it from the notes."""
 

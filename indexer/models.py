@@ -91,18 +91,30 @@ class SyncReport:
     chunks_removed: int = 0
     embedded: int = 0
     reinforced: int = 0
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # notes left out, each with why and how to fix it
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # notes indexed, but with a part left out
+    left_out: dict = field(default_factory=dict)  # uri -> [size, mtime_ns, reason] of the notes skipped
 
     def add(self, other: "SyncReport") -> None:
         for name in ("files", "indexed", "unchanged", "deleted", "chunks_added", "chunks_kept", "chunks_removed",
                      "embedded", "reinforced"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.extend(other.skipped)
+        self.warnings.extend(other.warnings)
+        self.left_out.update(other.left_out)
 
-    def skip(self, message: str, warn=None) -> None:
-        """Record a note left out, or its part left out, and tell the user at once when asked to."""
+    def skip(self, message: str, warn=None, note: tuple | None = None) -> None:
+        """Record a note left out ((uri, size, mtime_ns) when it has a stat), and tell the user at once."""
         self.skipped.append(message)
+        if note is not None:
+            self.left_out[note[0]] = [note[1], note[2], message]
+        if warn:
+            warn(message)
+
+    def caveat(self, message: str, warn=None) -> None:
+        """Record a part of an indexed note that was left out (the note itself is searchable)."""
+        self.warnings.append(message)
         if warn:
             warn(message)
 

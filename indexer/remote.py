@@ -23,9 +23,13 @@ MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes on Linux
 
 
 def socket_path(cfg: Config, env=None) -> Path:
-    """Where the daemon serving these stores listens: $XDG_RUNTIME_DIR, else the global store, else /tmp."""
+    """Where the daemon serving this global store listens: $XDG_RUNTIME_DIR, else the global store, else /tmp.
+
+    Keyed by the global store alone: its lock lets one daemon serve it, and that daemon serves every
+    command using it, whatever project the command runs in (it takes the project on when asked).
+    """
     env = os.environ if env is None else env
-    key = hashlib.sha256(f"{cfg.home}\0{cfg.project or ''}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{cfg.home}".encode()).hexdigest()[:16]
     candidates = []
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_dir():
@@ -41,15 +45,27 @@ def socket_path(cfg: Config, env=None) -> Path:
 class Client:
     """One connection to a running daemon; calls are sequential on it."""
 
-    def __init__(self, path: Path, timeout: float | None = None):
+    def __init__(self, path: Path, timeout: float | None = None, context: dict | None = None):
+        self.context = context or {}  # sent with every request: the caller's project, flags the daemon must honour
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(str(path))
         self._file = self.sock.makefile("rwb")
 
-    def call(self, method: str, params: dict | None = None, progress=None):
-        self._file.write((json.dumps({"method": method, "params": params or {}}) + "\n").encode())
+    def call(self, method: str, params: dict | None = None, progress=None, timeout: float | None = None):
+        """Send one request and read its answer; `timeout` bounds each wait for a line (progress resets it)."""
+        if timeout is not None:
+            self.sock.settimeout(timeout)
+        self._file.write((json.dumps({"method": method, "params": params or {}, **self.context}) + "\n").encode())
         self._file.flush()
+        try:
+            return self._answer(progress)
+        except TimeoutError:
+            raise errors.WriterBusyError(f"the daemon did not answer {method} within {self.sock.gettimeout():g} s; "
+                                         "retry, and if it persists see its log (`journalctl --user -u mdmem`)",
+                                         retry_after=5) from None
+
+    def _answer(self, progress):
         for line in self._file:
             msg = json.loads(line)
             if "progress" in msg:
@@ -63,6 +79,7 @@ class Client:
                     cls = MdmemError
                 exc = cls(err["message"])
                 exc.exit_code = err.get("exit_code", 1)
+                exc.retry_after = err.get("retry_after")
                 raise exc
             return msg["result"]
         raise MdmemError("the daemon closed the connection; see its log (`journalctl --user -u mdmem`)")
@@ -75,8 +92,13 @@ class Client:
             pass
 
 
-def connect(cfg: Config, timeout: float | None = None) -> Client | None:
-    """A client when a daemon serves these stores, else None (callers then work in-process)."""
+def context_of(cfg: Config, flags: dict | None = None) -> dict:
+    """What a request tells the daemon about its caller: the project it works in, and the flags given."""
+    return {"project": str(cfg.project) if cfg.project else None, "expect": dict(flags or {})}
+
+
+def connect(cfg: Config, timeout: float | None = None, flags: dict | None = None) -> Client | None:
+    """A client when a daemon serves this global store, else None (callers then work in-process)."""
     try:
         path = socket_path(cfg)
     except MdmemError:
@@ -84,7 +106,7 @@ def connect(cfg: Config, timeout: float | None = None) -> Client | None:
     if not path.exists():
         return None
     try:
-        return Client(path, timeout)
+        return Client(path, timeout, context_of(cfg, flags))
     except OSError:
         return None  # a socket left by a killed daemon: nobody listens
 
@@ -113,7 +135,7 @@ def _remote(name: str):
         progress = params.pop("progress", None)
         if "under" in params:
             params["under"] = list(params["under"] or ())
-        found = self.client.call(name, params, progress)
+        found = self.client.call(name, params, progress, timeout=self.deadline(name))
         return _DECODE.get(name, lambda x: x)(found)
 
     call.__name__ = call.__qualname__ = name
@@ -122,11 +144,23 @@ def _remote(name: str):
     return call
 
 
+# operations that wait for store-wide writer jobs; the others wait for at most a few short writes
+LONG_OPERATIONS = ("index", "rebuild", "verify", "decay", "cleanup", "import_notes")
+DEADLINE_MARGIN_S = 30.0  # past the daemon's own deadline: the daemon's one-line answer comes first
+
+
 class RemoteMemory:
     """`Memory`'s operations answered by the daemon (warm model, the store's one writer)."""
 
-    def __init__(self, client: Client):
+    def __init__(self, client: Client, cfg: Config | None = None):
         self.client = client
+        self.cfg = cfg or Config()
+
+    def deadline(self, operation: str) -> float:
+        """How long the client waits for the daemon's next line: never forever."""
+        if operation in LONG_OPERATIONS:
+            return self.cfg.job_timeout_s + DEADLINE_MARGIN_S
+        return 3 * self.cfg.write_timeout_s + DEADLINE_MARGIN_S  # an add: a reinforcement, then its indexing
 
     def close(self) -> None:
         self.client.close()
@@ -136,6 +170,6 @@ for _name in OPERATIONS:
     setattr(RemoteMemory, _name, _remote(_name))
 
 
-def remote_memory(cfg: Config) -> RemoteMemory | None:
-    client = connect(cfg)
-    return RemoteMemory(client) if client else None
+def remote_memory(cfg: Config, flags: dict | None = None) -> RemoteMemory | None:
+    client = connect(cfg, flags=flags)
+    return RemoteMemory(client, cfg) if client else None

@@ -24,7 +24,8 @@ def backend(c: CliContext):
     command = click.get_current_context().info_name
     if ROUTES.get(command) == DAEMON:
         from indexer.remote import remote_memory
-        remote = remote_memory(c.config())
+        # a flag that changes how the stores are read must be the daemon's too, or it is refused
+        remote = remote_memory(c.config(), flags={k: v for k, v in c.settings.items() if k == "embedder" and v})
         if remote is not None:
             click.get_current_context().call_on_close(remote.close)
             return remote

@@ -48,7 +48,8 @@ def _status_line(name: str, s: dict) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["last_sync"])) if s.get("last_sync") else "never"
     who = f"daemon pid {s['pid']}" + (" (polling)" if s.get("polling") else "") if s.get("daemon") else "no daemon"
     pending = f"{s['pending']} pending" if s.get("daemon") else f"{s['pending']} files differ from the index"
-    return (f"{name}: {s['files']} files, {s['chunks']} chunks, {pending}, last sync {when}, "
+    skipped = f", {s['skipped']} skipped (see `mdmem verify`)" if s.get("skipped") else ""
+    return (f"{name}: {s['files']} files, {s['chunks']} chunks{skipped}, {pending}, last sync {when}, "
             f"{'may be STALE' if s['stale'] else 'up to date'} — {who}")
 
 

@@ -29,7 +29,8 @@ def verify(c: CliContext, scope, repair, as_json):
         for d in rep.differences:
             click.echo(d.line(rep.store))
         state = "consistent" if rep.ok else f"{len(rep.differences)} difference(s); run `mdmem verify --repair`"
-        click.echo(f"{rep.store}: {rep.files} notes, {rep.chunks} chunks, {state}")
+        skipped = f", {len(rep.skipped)} skipped" if rep.skipped else ""
+        click.echo(f"{rep.store}: {rep.files} notes, {rep.chunks} chunks{skipped}, {state}")
     if not all(rep.ok for rep in reports):
         sys.exit(1)
 

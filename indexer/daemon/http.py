@@ -55,8 +55,10 @@ def _status_of(exc: MdmemError) -> int:
     return 400 if isinstance(exc, InputError) else 503
 
 
-def _refuse(status: int, detail: str) -> JSONResponse:
-    return JSONResponse({"detail": detail}, status_code=status)
+def _refuse(status: int, detail: str, exc: BaseException | None = None) -> JSONResponse:
+    retry = getattr(exc, "retry_after", None)  # a busy writer: the job goes on, the caller may come back
+    return JSONResponse({"detail": detail}, status_code=status,
+                        headers={"Retry-After": str(retry)} if retry else None)
 
 
 def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: bool = False):
@@ -78,7 +80,7 @@ def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: 
         try:
             return JSONResponse(await run_in_threadpool(handler, *args))
         except MdmemError as exc:
-            return _refuse(_status_of(exc), str(exc))
+            return _refuse(_status_of(exc), str(exc), exc)
         except Exception as exc:  # never a traceback to the caller; the log has it
             log.get().exception("http_request_failed", path=request.url.path)
             return _refuse(500, f"internal error ({type(exc).__name__}); see the daemon's log")

@@ -68,13 +68,14 @@ class _Handler(socketserver.StreamRequestHandler):
                 method, params = request["method"], request.get("params") or {}
                 if not isinstance(params, dict):
                     raise InputError("params must be a JSON object")
-                result = self.server.owner.dispatch(method, params, self._progress)
+                result = self.server.owner.dispatch(method, params, self._progress, request)
                 self._send({"result": result})
             except (ValueError, KeyError, TypeError) as exc:
                 self._send({"error": {"type": "InputError", "message": f"bad request ({exc}); send "
                                       '{"method": "...", "params": {...}} on one line', "exit_code": 2}})
             except MdmemError as exc:
-                self._send({"error": {"type": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}})
+                self._send({"error": {"type": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code,
+                                      "retry_after": getattr(exc, "retry_after", None)}})
             except Exception as exc:  # a failing request must not take the server down
                 log.get().exception("request_failed")
                 self._send({"error": {"type": "MdmemError", "message": f"daemon error: {exc}", "exit_code": 1}})
@@ -122,16 +123,29 @@ class Server:
             self._server.server_close()
             self.path.unlink(missing_ok=True)
 
-    def dispatch(self, method: str, params: dict, progress):
+    def dispatch(self, method: str, params: dict, progress, request: dict | None = None):
         """Run one request: reads on a pooled reader, every write as a job of the store's writer."""
+        request = request or {}
         if method == "ping":
-            return {"pid": os.getpid()}
+            return {"pid": os.getpid(), "embedder": self.daemon.cfg.embedder}
         if method not in OPERATIONS:
             raise InputError(f"unknown method {method!r}; the daemon serves ping, {', '.join(OPERATIONS)}")
+        self._honour(request.get("expect") or {})
         if method in ("rebuild", "index", "import_notes"):
             params = {**params, "progress": progress}
-        mem = self.daemon.reader()  # read-only connections; its `writes` are writer jobs
+        project = self.daemon.own_project
+        if "project" in request:  # the caller's project: the daemon takes it on if it does not serve it yet
+            project = Path(request["project"]) if request["project"] else None
+            self.daemon.adopt(project)
+        mem = self.daemon.reader(project)  # read-only connections; its `writes` are writer jobs
         try:
             return jsonable(getattr(mem, method)(**params), explain=bool(params.get("explain")))
         finally:
             self.daemon.give_back(mem)
+
+    def _honour(self, expect: dict) -> None:
+        """Refuse, in one line, a flag the daemon's warm model or stores cannot honour (never ignore it)."""
+        wanted = expect.get("embedder")
+        if wanted and wanted != self.daemon.cfg.embedder:
+            raise InputError(f"--embedder {wanted} cannot be honoured: the running daemon (pid {os.getpid()}) uses "
+                             f"{self.daemon.cfg.embedder}; drop the flag, or stop the daemon to run in-process")

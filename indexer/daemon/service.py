@@ -23,6 +23,7 @@ from indexer.daemon.jobs import Job, Reply
 from indexer.daemon.store_writer import StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
+OWN = object()  # a reader for the stores the daemon was started with
 
 
 class StoreLock:
@@ -71,13 +72,15 @@ class Daemon:
         self.stopping = threading.Event()
         self.terminate = threading.Event()  # SIGTERM / SIGINT: index what the debounce holds, then stop
         self._reload = threading.Event()
+        # by store key: "global", "project" (the one it was started with), "project@<root>" (taken on later)
         self.writers: dict[str, StoreWriter] = {}
         self.locks: list[StoreLock] = []
+        self._adopting = threading.Lock()
         self.watcher = None
         self.scheduler = None
         self.server = None
         self.started_at = time.time()
-        self._readers: queue.LifoQueue = queue.LifoQueue()
+        self._readers: dict = {}  # project root (None: none) -> LifoQueue of idle readers of that view
         self._generation = 0  # bumped when a store is detached or reopened: older readers hold stale files
         self._born: dict[int, int] = {}  # id(reader) -> generation it was opened in
         self._log = log.get()
@@ -193,6 +196,48 @@ class Daemon:
             lock.release()
         self._log.info("daemon_stopped")
 
+    # -- the stores of each caller: the daemon's own, and projects it takes on when asked -----------------
+    @property
+    def own_project(self) -> Path | None:
+        return self.cfg.project
+
+    def key(self, name: str, project: Path | None) -> str:
+        return name if name != "project" or project == self.cfg.project else f"project@{project}"
+
+    def view(self, project: Path | None) -> list[tuple[str, StoreWriter]]:
+        """(store name, writer) of the stores a caller working in `project` uses."""
+        names = ["global"] + (["project"] if project is not None else [])
+        return [(n, self.writers[self.key(n, project)]) for n in names if self.key(n, project) in self.writers]
+
+    def adopt(self, project: Path | None) -> None:
+        """Serve the project store of a caller this daemon was not started for: lock, writer, watch, reconcile.
+
+        Without it a command run in another project found "no daemon" and wrote next to the daemon's
+        writer in-process (1.1 s a command, the global store opened twice).
+        """
+        if project is None or self.key("project", project) in self.writers:
+            return
+        key = self.key("project", project)
+        with self._adopting:
+            if key in self.writers or self.stopping.is_set():
+                return
+            if not Path(project).is_dir():
+                raise StoreError(f"project store {project} does not exist; create it with `mdmem init --project`")
+            lock = StoreLock(project)
+            lock.acquire()  # another daemon serving that project: its one-line refusal goes to the caller
+            w = StoreWriter("project", project, self._embedder, self.cfg, self.stopping, lock=lock,
+                            on_change=lambda _name, attached: self._store_changed(key, attached))
+            w.start()
+            w.ready.wait()
+            if w.open_error is not None:
+                lock.release()
+                raise w.open_error
+            self.locks.append(lock)
+            self.writers[key] = w
+            self.watcher.add(key, project, w.filter)
+            w.submit(Job.RECONCILE)
+            self._log.info("store_adopted", root=str(project))
+
     # -- work intake ----------------------------------------------------------------------------
     def _on_paths(self, name: str, paths: list[str]) -> None:
         self.writers[name].submit(Job.PATHS, paths)
@@ -223,63 +268,70 @@ class Daemon:
         while any(g < self._generation for g in list(self._born.values())) and time.monotonic() < deadline:
             time.sleep(0.01)
 
-    def run_job(self, job: str, scope: str = "all", payload=None, progress=None) -> list:
+    def run_job(self, job: str, scope: str = "all", payload=None, progress=None, project=None) -> list:
         """Queue a job on each writer of the scope and wait for the results (socket requests)."""
         replies = []
-        for name, w in self.writers.items():
+        for name, w in self.view(project):
             if w.missing is not None and scope == name:
                 raise StoreError(f"the {name} store's root {w.root} is missing ({w.missing}); "
                                  f"create the folder again and the daemon indexes it")
             if scope in ("all", name) and w.missing is None:  # a missing root has nothing to decay or clean
                 reply = Reply(progress)
                 w.submit(job, payload, reply)
-                replies.append(reply)
-        return [r.wait() for r in replies]
+                replies.append((w, reply))
+        return [r.wait(self.cfg.job_timeout_s, what=f"the {w.store_name} store's writer") for w, r in replies]
 
     # -- readers ----------------------------------------------------------------------------------
-    def reader(self) -> Memory:
-        """A Memory with its own connections, used by one request thread at a time."""
+    def reader(self, project=OWN) -> Memory:
+        """A Memory with its own connections for the stores of a caller in `project` (None: the global
+        store alone; by default the daemon's own), used by one request thread at a time."""
+        if project is OWN:
+            project = self.cfg.project
         try:
-            return self._readers.get_nowait()
+            return self._readers.setdefault(project, queue.LifoQueue()).get_nowait()
         except queue.Empty:
-            mem = DaemonMemory(self, embedder=self._embedder, available=self._open_store,
+            mem = DaemonMemory(self, project, embedder=self._embedder,
+                               available=lambda name: self._open_store(name, project),
                                warn=lambda m: self._log.warning("search_warning", reason=m))
             self._born[id(mem)] = self._generation
             return mem
 
-    def _open_store(self, name: str) -> bool:
-        w = self.writers.get(name)
+    def _open_store(self, name: str, project) -> bool:
+        w = self.writers.get(self.key(name, project))
         # never open (and so create) a root the writer found missing: searches of it find nothing
         return w is None or (w.missing is None and identity(w.root, folder=True) is not None)
 
     def give_back(self, mem: Memory) -> None:
-        if mem.cfg is self.cfg and self._born.get(id(mem)) == self._generation and not self.stopping.is_set():
-            self._readers.put(mem)
+        if mem.base is self.cfg and self._born.get(id(mem)) == self._generation and not self.stopping.is_set():
+            self._readers.setdefault(mem.project, queue.LifoQueue()).put(mem)
         else:
             self._born.pop(id(mem), None)
             mem.close()
 
     def _drain_readers(self) -> None:
-        while True:
-            try:
-                mem = self._readers.get_nowait()
-            except queue.Empty:
-                return
-            self._born.pop(id(mem), None)
-            mem.close()
+        for pool in list(self._readers.values()):
+            while True:
+                try:
+                    mem = pool.get_nowait()
+                except queue.Empty:
+                    break
+                self._born.pop(id(mem), None)
+                mem.close()
 
-    def status(self) -> dict:
-        mem = self.reader()
+    def status(self, project=None) -> dict:
+        mem = self.reader(project)
         try:
             stats = mem.stats()
         finally:
             self.give_back(mem)
         out = {}
-        for name, w in self.writers.items():
+        for name, w in self.view(project):
             s = stats.get(name, {})
-            pending = w.pending() + (self.watcher.pending(name) if self.watcher else 0)
+            key = self.key(name, project)
+            pending = w.pending() + (self.watcher.pending(key) if self.watcher else 0)
             out[name] = {"root": str(w.root), "files": s.get("documents", 0), "chunks": s.get("chunks", 0),
-                         "vectors": s.get("vectors", 0), "pending": pending, "busy": w.busy,
+                         "vectors": s.get("vectors", 0), "pending": pending, "skipped": s.get("skipped", 0),
+                         "busy": w.busy,
                          "last_sync": w.last_sync or s.get("last_indexed_at"),
                          "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
                          "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),

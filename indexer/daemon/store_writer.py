@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
@@ -11,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from indexer import log
-from indexer.index import sql
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
 from indexer.ops import counters
@@ -22,6 +20,7 @@ from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.ops.sync import index_paths, sync_store
 from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
+from indexer.daemon.path_jobs import Sliced, expand, is_big, small_saves
 from indexer.daemon.stall import Stall
 
 BURST_GROUP = 16  # files indexed together in a burst; small enough that a stop request waits seconds, not minutes
@@ -61,13 +60,17 @@ class StoreWriter(threading.Thread):
         return self.jobs.qsize() + len(self._held) + (1 if self.busy else 0)
 
     def submit(self, job: Job | str, payload=None, reply: Reply | None = None) -> None:
-        self.jobs.put((Job(job), payload, reply))
+        job = Job(job)
+        if reply is not None:
+            reply.job = f"{self.store_name} {job.value}"
+        self.jobs.put((job, payload, reply))
 
-    def call(self, job: Job, payload=None):
-        """Submit a job and wait for its result (raises what the job raised)."""
+    def call(self, job: Job, payload=None, timeout: float | None = None):
+        """Submit a job and wait for its result until the deadline (raises what the job raised, or
+        WriterBusyError once `timeout` seconds have passed; the job itself still runs)."""
         reply = Reply()
         self.submit(job, payload, reply)
-        return reply.wait()
+        return reply.wait(timeout, what=f"the {self.store_name} store's writer")
 
     def run(self) -> None:
         try:
@@ -88,34 +91,34 @@ class StoreWriter(threading.Thread):
                         continue
                     else:
                         job, payload, reply = Job.ROOT, None, None
+                replies = [reply] if reply else []  # every job this run answers: its own and those folded in
                 if job == Job.PATHS:
                     payload = set(payload)
-                    self._fold(Job.PATHS, payload.update)
+                    self._fold(Job.PATHS, payload.update, replies)
                 elif job == Job.ACCESS:
                     self.busy = job.value  # counts being gathered are pending work
                     payload = list(payload)
-                    self._fold(Job.ACCESS, payload.extend, ACCESS_GATHER_S)
-                self.busy = job.value if reply or job != Job.ROOT else None  # a routine look is not work to wait for
+                    self._fold(Job.ACCESS, payload.extend, replies, ACCESS_GATHER_S)
+                self.busy = job.value if replies or job != Job.ROOT else None  # a routine look is not work to wait for
                 try:
                     self._follow_root()
-                    result = self._do(job, payload, reply) if self.missing is None else self._skip(job, reply)
+                    result = self._do(job, payload, reply) if self.missing is None else self._skip(job, replies)
                     if job in PROVES_WRITES:
                         self.stall.succeeded()
-                    if reply:
-                        reply.finish(result)
+                    _answer(replies, result)
                 except Stopping:
-                    if reply:
-                        reply.finish(error=MdmemError("the daemon is stopping; retry when it is back"))
+                    _answer(replies, error=MdmemError("the daemon is stopping; retry when it is back"))
                     break
                 except Exception as exc:  # one bad file or job never stops the daemon
                     if self.stall.covers(exc):
                         self.stall.failed(job, exc)
-                        if reply:
-                            reply.finish(error=exc)
-                        continue
-                    self._log.error("job_failed", job=job, error=str(exc), exc_info=not isinstance(exc, MdmemError))
-                    if reply:
-                        reply.finish(error=exc)
+                    else:
+                        self._log.error("job_failed", job=job, error=str(exc),
+                                        exc_info=not isinstance(exc, MdmemError))
+                    _answer(replies, error=exc)
+                except BaseException as exc:  # even an interrupt leaves no caller waiting
+                    _answer(replies, error=MdmemError(f"the daemon's writer stopped ({type(exc).__name__}); retry"))
+                    raise
                 finally:
                     self.busy = None
         finally:
@@ -195,16 +198,16 @@ class StoreWriter(threading.Thread):
             self.missing = reason
             self._log.error("store_reattach_failed", root=str(self.root), reason=reason, error=detail)
 
-    def _skip(self, job: str, reply: Reply | None):
+    def _skip(self, job: str, replies: list[Reply]):
         """A detached store has nothing to index; a request that waits for it gets told why."""
-        if reply is not None and job != Job.ROOT:
+        if replies and job != Job.ROOT:
             raise StoreError(f"the {self.store_name} store's root {self.root} is missing ({self.missing}); "
                              f"create the folder again and the daemon indexes it")
         return None
 
-    def _fold(self, kind: Job, add, wait: float = 0.0) -> None:
-        """Hand add() the payload of each queued job of this kind; other jobs taken are held, in order,
-        to run next.
+    def _fold(self, kind: Job, add, replies: list[Reply], wait: float = 0.0) -> None:
+        """Hand add() the payload of each queued job of this kind and `replies` its reply (answered with
+        the job they join); other jobs taken are held, in order, to run next.
 
         Without a wait every queued one is folded (path batches: a git checkout sends hundreds). With
         one (access counts: an agent searching in a loop would otherwise pay a commit, 0.6 ms at 100k
@@ -220,23 +223,23 @@ class StoreWriter(threading.Thread):
                 return
             if item[0] == kind and item[2] is None:  # a caller waiting on its own job gets that job's answer
                 add(item[1])
+                if item[2] is not None:
+                    replies.append(item[2])
                 continue
             self._held.append(item)
             if wait:
                 return
 
     def _fail_waiting(self) -> None:
-        for _job, _payload, reply in self._held:
-            if reply:
-                reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
+        stopped = MdmemError("the daemon stopped before this job ran; retry when it is back")
+        _answer([reply for _job, _payload, reply in self._held if reply], error=stopped)
         self._held.clear()
         while True:
             try:
                 _job, _payload, reply = self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if reply:
-                reply.finish(error=MdmemError("the daemon stopped before this job ran; retry"))
+            _answer([reply] if reply else [], error=stopped)
 
     def _do(self, job: Job, payload, reply: Reply | None):
         return getattr(self, f"_job_{job.value}")(payload, reply)
@@ -249,7 +252,7 @@ class StoreWriter(threading.Thread):
         return self._index(payload)
 
     def _job_reconcile(self, payload, reply):
-        return self._reconcile()
+        return self._reconcile(reply.report if reply else None)
 
     def _job_retry(self, payload, reply):
         if self._st.readonly:  # opened while the disk was full: open again to write
@@ -268,7 +271,7 @@ class StoreWriter(threading.Thread):
         return result
 
     def _job_rebuild(self, payload, reply):
-        return self._rebuild(bool(payload), reply.progress if reply else None)
+        return self._rebuild(bool(payload), reply.report if reply else None)
 
     def _job_verify(self, payload, reply):
         rep = check_store(self.store_name, lambda: self._st, self.cfg, self.embedder, bool(payload),
@@ -285,13 +288,15 @@ class StoreWriter(threading.Thread):
     def _job_carry(self, payload, reply):
         return counters.carry(self._st, *payload)
 
-    def _index(self, paths: set) -> dict:
-        files = self._expand(paths)
+    def _index(self, paths: set, nested: bool = False) -> dict:
+        files = expand(paths, self.root, self._st)
+        big = [] if nested else [p for p in files if is_big(p)]
+        files = [p for p in files if p not in big] + big  # small notes first; each big one alone, in slices
         done = 0
-        for i in range(0, len(files), BURST_GROUP):
+        for i in range(0, len(files) - len(big), BURST_GROUP):
             if self.stopping.is_set():
                 raise Stopping()  # the rest is picked up by the next start's reconciliation
-            group = files[i:i + BURST_GROUP]
+            group = files[i:min(i + BURST_GROUP, len(files) - len(big))]
             if len(group) == 1:
                 done += self._index_one(group[0])
                 continue
@@ -310,12 +315,29 @@ class StoreWriter(threading.Thread):
                            reinforced=rep.reinforced, ms=round((time.perf_counter() - t0) * 1000, 1),
                            paths=[self._st.filter.uri_of(p) for p in group])
             done += rep.deleted + rep.indexed
+        for path in big:
+            if self.stopping.is_set():
+                raise Stopping()
+            done += self._index_one(path, Sliced(self.embedder, self._index_small_saves))
         self.last_sync = time.time()
         return {"files": len(files), "changed": done}
 
-    def _index_one(self, path: Path) -> int:
+    def _index_small_saves(self) -> None:
+        """Between two slices of a big note's embedding: the small notes saved meanwhile, answered at once
+        (the big note's rows are written only after its last slice, so nothing half-done is in between)."""
+        for _job, payload, reply in small_saves(self.jobs, self._held):
+            try:
+                _answer([reply] if reply else [], self._index(set(payload), nested=True))
+            except Stopping:
+                _answer([reply] if reply else [], error=MdmemError("the daemon is stopping; retry when it is back"))
+                raise
+            except Exception as exc:  # the small note's failure is its own; the big note goes on
+                self._log.error("job_failed", job=Job.PATHS, error=str(exc), exc_info=not isinstance(exc, MdmemError))
+                _answer([reply] if reply else [], error=exc)
+
+    def _index_one(self, path: Path, embedder=None) -> int:
         t0 = time.perf_counter()
-        rep = index_paths(self._st, [path], self.embedder, self.cfg, warn=self._warn)
+        rep = index_paths(self._st, [path], embedder or self.embedder, self.cfg, warn=self._warn)
         ms = round((time.perf_counter() - t0) * 1000, 1)
         uri = self._st.filter.uri_of(path)
         if rep.deleted:
@@ -326,32 +348,12 @@ class StoreWriter(threading.Thread):
                            reinforced=rep.reinforced, ms=ms)
         return rep.deleted + rep.indexed
 
-    def _expand(self, paths: set) -> list[Path]:
-        """Folders become the notes under them, on disk and in the index (a deleted folder has only the latter)."""
-        out: set[Path] = set()
-        known = None
-        for raw in paths:
-            p = Path(raw)
-            if p.is_dir() or not p.name.endswith(".md"):
-                if p.is_dir():
-                    for dirpath, dirnames, filenames in os.walk(p):
-                        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                        out.update(Path(dirpath) / f for f in filenames if f.endswith(".md"))
-                if known is None:
-                    known = sql.document_uris(self._st.con)
-                try:
-                    prefix = p.relative_to(self.root).as_posix() + "/"
-                except ValueError:
-                    continue
-                out.update(self.root / u for u in known if u.startswith(prefix))
-            else:
-                out.add(p)
-        return sorted(q for q in out if self._st.filter.uri_of(q) is not None)
-
-    def _reconcile(self) -> dict:
+    def _reconcile(self, progress=None) -> dict:
         def check_stop(done, total):
             if self.stopping.is_set():
                 raise Stopping()
+            if progress is not None:
+                progress(done, total)
 
         self._st.filter.reload()
         rep = sync_store(self._st, self.embedder, self.cfg, progress=check_stop, warn=self._warn)
@@ -375,3 +377,9 @@ class StoreWriter(threading.Thread):
 
     def _warn(self, message: str) -> None:
         self._log.warning("note_skipped", reason=message)
+
+
+def _answer(replies: list[Reply], result=None, error: BaseException | None = None) -> None:
+    """One answer to every caller of a job, including the jobs folded into it."""
+    for reply in replies:
+        reply.finish(result, error)

@@ -168,6 +168,13 @@ class Watcher:
             if not self._observer.is_alive() or failed:
                 self._fall_back(None)
 
+    def add(self, name: str, root: Path, note_filter: NoteFilter) -> None:
+        """Watch one more store's root (a project the daemon takes on while it runs)."""
+        with self._lock:
+            self.roots[name] = Path(root)
+            self.filters[name] = note_filter
+        self.rewatch(name)
+
     def rewatch(self, name: str) -> None:
         """Watch the folder now at the store's root (after it was deleted and created again)."""
         with self._lock:

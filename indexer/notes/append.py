@@ -163,7 +163,7 @@ def append_entry(target: Target, entry: str, header: str) -> tuple[int, int]:
 
 
 def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
-    target.path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folders(target.path.parent)
     with _note_lock(target):
         base = expect = _read(target.path)
         for _ in range(ATTEMPTS):
@@ -271,6 +271,18 @@ def _exchange(a: Path, b: Path) -> bool:
     if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
         return False
     raise OSError(err, os.strerror(err), str(b))
+
+
+def _make_folders(folder: Path) -> None:
+    """Create the note's missing folders, each recorded in its parent, so an acknowledged memory's path
+    survives a crash as its text does."""
+    missing = []
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        new.mkdir(exist_ok=True)
+        _fsync_dir(new.parent)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -74,9 +74,11 @@ def _is_note(st: Store, uri: str) -> bool:
 def stale_files(st: Store) -> int:
     """Notes whose size or mtime differ from the index, plus indexed files that vanished (no hashing)."""
     known = sql.all_documents(st.con)
+    # a note that cannot be indexed does not lag behind: it waits for its fix (a save changes its stat)
+    skipped = {u: {"size": v[0], "mtime_ns": v[1]} for u, v in sql.skipped_notes(st.con).items()}
     lagging = 0
     for uri, path in st.filter.walk():
-        doc = known.pop(uri, None)
+        doc = known.pop(uri, None) or skipped.get(uri)
         try:
             s = path.stat()
         except OSError:

@@ -50,7 +50,8 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     # notes chunked with other settings are read again, whatever their stat says
     rechunk = sql.read_meta(st.con).get(CHUNKING_KEY) != chunking_id(cfg)
     changed_since = {} if rechunk else known
-    notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn)))
+    # a note skipped for its name has no uri: its message stands for it in the store's list
+    notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn, (message, None, None))))
     # one finder for the whole sync: a big first build reads the vectors once, not once per new text
     finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
     report.files = len(notes)
@@ -77,6 +78,9 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     _fill_missing_vectors(st, embedder, report)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
+    if not st.readonly:  # every note without a document row was read again above: this is all of them
+        with db.transaction(st.con):
+            sql.put_skipped_notes(st.con, report.left_out)
     if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
         with db.transaction(st.con):
             sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})
@@ -108,8 +112,29 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
     report.files = len(present)
     known = {uri: sql.get_document(st.con, uri) for uri, _ in present}
     index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
+    _note_skipped(st, {st.filter.uri_of(p) for p in paths} - {None}, report)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _stat_of(uri: str, path: Path) -> tuple | None:
+    try:
+        s = path.stat()
+    except OSError:
+        return None
+    return uri, s.st_size, s.st_mtime_ns
+
+
+def _note_skipped(st: Store, looked_at: set[str], report: SyncReport) -> None:
+    """Keep the store's list of skipped notes in step with the notes just looked at."""
+    if st.readonly:
+        return
+    before = sql.skipped_notes(st.con)
+    after = {u: v for u, v in before.items() if u not in looked_at}
+    after.update(report.left_out)
+    if after != before:
+        with db.transaction(st.con):
+            sql.put_skipped_notes(st.con, after)
 
 
 def remove_file(st: Store, uri: str, report: SyncReport) -> None:
@@ -164,7 +189,7 @@ def _prepare(st: Store, batch, embedder, cfg: Config, report: SyncReport, known:
         try:
             item = _read_changed(uri, path, known.get(uri), cfg)
         except NoteError as exc:
-            report.skip(str(exc), warn)
+            report.skip(str(exc), warn, _stat_of(uri, path))
             continue
         if item is None:
             report.unchanged += 1
@@ -211,7 +236,7 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
                     report.reinforced += _reinforce_restated(st, p.note, counts["new_hashes"], fresh, vectors, finder)
                     finder.written(p.note, vectors)
                 for w in p.note.warnings:
-                    report.skip(w, warn)
+                    report.caveat(w, warn)
             sql.put_document(st.con, p.uri, p.size, p.mtime_ns, p.sha256)
             report.indexed += p.note is not None
 

@@ -29,7 +29,7 @@ def verify_store(st: Store, cfg: Config, embedder=None) -> VerifyReport:
     if problems:
         diffs.append(Difference("integrity", "", "; ".join(problems[:5])))
         return rep  # nothing below can be trusted on a damaged file
-    files = dict(st.filter.walk())
+    files = dict(st.filter.walk(warn=rep.skipped.append))  # notes left out by name, as `index` counts them
     rep.files = len(files)
     docs = sql.all_documents(con)
     indexed_uris = sql.chunk_uris(con)

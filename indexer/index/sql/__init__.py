@@ -9,7 +9,8 @@ from indexer.index.sql.schema import (  # noqa: F401
 from indexer.index.sql.records import (  # noqa: F401
     get_document, all_documents, put_document, chunks_for_uri, vector_for_id, vector_for_hash, insert_chunk,
     delete_chunk, put_vector, move_chunk, update_chunk_meta, meta_differs, hashes_for_uri, delete_by_uri,
-    hashes_missing_vectors, fill_vectors, vectors_by_hash, counters_by_uri_hash, restore_counters,
+    hashes_missing_vectors, fill_vectors, vectors_by_hash, counters_by_uri_hash, restore_counters, skipped_notes,
+    put_skipped_notes,
 )
 from indexer.index.sql.queries import (  # noqa: F401
     has_spaces, fts_search, vector_search, find_similar, vectors_with_uri,

@@ -6,6 +6,7 @@ import time
 
 from indexer.index import db
 from indexer.index.sql.queries import _space_bounds, _with_space
+from indexer.index.sql.records import skipped_notes
 from indexer.index.sql.schema import _SELECT, has_vec_table
 from indexer.index.sql.text_stats import chunk_count
 
@@ -59,7 +60,7 @@ def get_stats(con) -> dict:
     docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
     vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
     return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type,
-            "memories": by_kind["memory"], "sections": by_kind["section"]}
+            "memories": by_kind["memory"], "sections": by_kind["section"], "skipped": len(skipped_notes(con))}
 
 
 # ---- dynamics and cleanup ------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -25,6 +26,21 @@ def all_documents(con) -> dict[str, dict]:
 def put_document(con, uri: str, size: int, mtime_ns: int, sha256: str) -> None:
     con.execute("INSERT OR REPLACE INTO documents(uri, size, mtime_ns, sha256, indexed_at) VALUES(?, ?, ?, ?, ?)",
                 (uri, size, mtime_ns, sha256, time.time()))
+
+
+SKIPPED_KEY = "skipped_notes"  # meta: {uri: [size, mtime_ns, reason]} of notes left out at the last look
+
+
+def skipped_notes(con) -> dict[str, list]:
+    """The notes the last sync could not index, with the stat it saw and why (a note fixed or changed
+    since is read again)."""
+    found = db.rows(con, "SELECT value FROM meta WHERE key = ?", (SKIPPED_KEY,))
+    return json.loads(found[0]["value"]) if found else {}
+
+
+def put_skipped_notes(con, notes: dict[str, list]) -> None:
+    con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)",
+                (SKIPPED_KEY, json.dumps(notes, ensure_ascii=False, sort_keys=True)))
 
 
 # ---- chunks: writes --------------------------------------------------------------------
