@@ -221,7 +221,7 @@ class StoreWriter(threading.Thread):
                 item = self.jobs.get(timeout=left) if left > 0 else self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if item[0] == kind and item[2] is None:  # a caller waiting on its own job gets that job's answer
+            if item[0] == kind:
                 add(item[1])
                 if item[2] is not None:
                     replies.append(item[2])
