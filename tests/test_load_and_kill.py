@@ -26,7 +26,7 @@ import pytest
 
 from polling import eventually
 from test_add import EDITOR
-from test_http import free_port
+from http_daemon import free_port
 
 HTTP_THREADS, HTTP_EACH = 10, 4  # 40 POST /memories, the load that went unanswered before
 SOCKET_ADDS, SOCKET_PARALLEL = 12, 4
