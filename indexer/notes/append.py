@@ -166,7 +166,12 @@ def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     _make_folders(target.path.parent)
     with _note_lock(target):
         base = expect = _read(target.path)
+        copies = _copies(base, entry)  # the same lines already there (the entry's stamp makes it rare)
         for _ in range(ATTEMPTS):
+            if _copies(base, entry) > copies:
+                # our earlier swap is back: an editor's save hid it for an instant (the look below saw
+                # that instant) and then gave it back; appending again would write the memory twice
+                return _locate(base, entry)
             done, expect, base = _swap_in(target.path, compose(base, entry, header), expect, base)
             if not done:
                 continue  # someone saved meanwhile: rebuild on top of their text
@@ -233,6 +238,13 @@ def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _copies(data: bytes | None, entry: str) -> int:
+    if not data:
+        return 0
+    needle = entry.encode("utf-8")
+    return data.replace(b"\r\n", b"\n").count(needle)
 
 
 def _locate(data: bytes | None, entry: str) -> tuple[int, int] | None:
