@@ -96,8 +96,11 @@ def test_a_group_chat_lands_under_the_groups_name_with_every_speaker_and_no_hidd
 
 def test_sprites_avatars_and_settings_in_a_data_folder_are_skipped_not_errors(data_folder, make_memory):
     mem = make_memory(embedder=None)
+    warnings = []
+    mem._warn = warnings.append
     rep = mem.import_notes(data_folder)
     skipped = {Path(p).name for p in rep["skipped"]}
+    assert any("settings.json" in w for w in warnings) and not any(".png" in w for w in warnings)
     assert {"joy.png", "user-default.png", "settings.json"} <= skipped
     assert not any("backups" in p for p in rep["skipped"] + rep["written"])  # copies of the chats, not read
     assert (mem.cfg.home / "spaces/Seraphina/lore/Seraphina-s-memories.md").exists()  # the card in the same folder

@@ -68,11 +68,10 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
         report.hidden += hidden
         if found is None:
             report.skipped.append(str(f))
-            if f.suffix.lower() != ".png":  # avatars and sprites: a data folder has dozens, all expected
-                warn(f"{f}: not a SillyTavern chat, lorebook, card or mem0 export; skipped")
             continue
         report.formats[found] = report.formats.get(found, 0) + 1
         notes += parsed
+    _tell_skipped(report.skipped, warn)
     plans = [p for p in (_plan(root, scope, note, report) for note in _merged(notes)) if p is not None]
     report.notes = len(plans)
     for done, plan in enumerate(plans, 1):
@@ -86,6 +85,19 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
         report.indexed = _index(index_notes, scope, [root / uri for uri in report.written], warn)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+SKIPPED_NAMED = 5  # a SillyTavern data folder skips ~200 files (presets, themes, sprites): name a few
+
+
+def _tell_skipped(skipped: list[str], warn) -> None:
+    """One warning per file of another kind, or, past a few, one for them all (avatars and sprites unnamed)."""
+    named = [f for f in skipped if not f.lower().endswith(".png")]
+    for f in named[:SKIPPED_NAMED]:
+        warn(f"{f}: not a SillyTavern chat, lorebook, card or mem0 export; skipped")
+    if len(skipped) > len(named[:SKIPPED_NAMED]):
+        warn(f"{len(skipped) - len(named[:SKIPPED_NAMED])} more files of other kinds (settings, presets, images) "
+             "skipped; `--json` lists them under skipped")
 
 
 def _root(cfg: Config, scope: str) -> Path:
