@@ -205,6 +205,10 @@ class Memory:
         from indexer.ops.get import recent_records
         return recent_records(self.stores(scope), limit, space=self._space(space))
 
+    def spaces(self, scope: str = "all") -> list[dict]:
+        """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""
+        return [{**row, "store": st.name} for st in self.stores(scope) for row in sql.memories_by_space(st.con)]
+
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
@@ -231,12 +235,13 @@ class Memory:
         return space_of_memory(self.stores(scope), id)
 
     def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
-                     dry_run: bool = False, progress=None) -> dict:
+                     dry_run: bool = False, progress=None, skip_bad: bool = False) -> dict:
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
         from dataclasses import asdict
         from indexer.ops.import_notes import import_path
         return asdict(import_path(path, self.cfg, fmt=format, space=self._space(space), scope=scope, dry_run=dry_run,
-                                  index_notes=self.writes.index_notes, progress=progress, warn=self._warn))
+                                  skip_bad=skip_bad, index_notes=self.writes.index_notes, progress=progress,
+                                  warn=self._warn))
 
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:

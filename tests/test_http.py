@@ -63,7 +63,7 @@ def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):
     # a correction, then a deletion, both through the same note on disk
     status, upd = server.call("PUT", f"/memories/{hit['id']}", {"text": "Allergic to peanuts and cashews"})
     assert status == 200 and upd["message"] == "Memory updated successfully!" and upd["id"] == hit["id"]
-    note = server.home / hit["metadata"]["uri"]
+    note = server.home / hit["uri"]
     assert "Allergic to peanuts and cashews" in note.read_text(encoding="utf-8")
     status, found = server.call("POST", "/search", {"query": "cashews", "user_id": "alice"})
     assert found["results"][0]["id"] == upd["current_id"] != hit["id"]  # the record's id follows its text
@@ -78,6 +78,27 @@ def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):
         assert server.call("GET", f"/memories/{old}")[0] == 404
     status, found = server.call("POST", "/search", {"query": "peanut", "user_id": "bob"})
     assert "peanut butter" in found["results"][0]["memory"]  # bob's memory untouched
+
+
+def test_the_self_hosted_history_delete_all_and_reset_paths(server):
+    add = {"messages": [{"role": "user", "content": "I keep bees on the roof"}], "user_id": "erin",
+           "metadata": {"chat": "roof.jsonl"}}
+    status, added = server.call("POST", "/memories", add)
+    mid = added["results"][0]["id"]
+    server.call("PUT", f"/memories/{mid}", {"text": "I keep bees in the garden"})
+    status, events = server.call("GET", f"/memories/{mid}/history")
+    assert status == 200 and [(e["event"], e["new_memory"]) for e in events] == [
+        ("ADD", "I keep bees on the roof"), ("UPDATE", "I keep bees in the garden")]
+    assert server.call("GET", f"/memories/{mid}")[1]["metadata"] == {"chat": "roof.jsonl"}
+    assert server.call("DELETE", "/memories")[0] == 400  # whose? never every space at once
+    status, gone = server.call("DELETE", "/memories?user_id=erin")
+    assert status == 200 and "1 memories" in gone["message"]
+    assert server.call("GET", "/memories?user_id=erin")[1]["results"] == []
+    server.call("POST", "/memories", {**add, "user_id": "frank"})
+    status, _ = server.call("POST", "/reset")
+    assert status == 200 and server.call("GET", "/memories?user_id=frank")[1]["results"] == []
+    status, body = server.call("POST", "/v1/exports/", {"schema": "{}"})
+    assert status == 404 and "not served" in body["detail"]
 
 
 def test_an_import_while_the_daemon_serves_is_indexed_by_it_and_searchable_over_http(server):

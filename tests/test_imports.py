@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,14 +23,7 @@ PNG_CARD = FIXTURES / "sillytavern" / "characters" / "Lyra.png"
 MEM0 = FIXTURES / "mem0" / "get_all.json"
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    """mem0 stamps carry offsets and become local dates: pin the zone so expected dates hold anywhere."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")  # mem0 and chat stamps become local dates: pin the zone
 
 
 def notes_under(root: Path) -> dict[str, str]:

@@ -118,3 +118,19 @@ def test_every_command_has_one_route():
     from indexer.cli.backend import ROUTES
     from indexer.cli.main import cli
     assert set(cli.commands) == set(ROUTES), "add the new command to cli/backend.py ROUTES"
+
+
+def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an_earlier_one(served, monkeypatch):
+    """add's own PATHS job queued behind the watcher's for the same note: found hung 300 s over HTTP."""
+    from indexer.daemon.jobs import Reply
+    _daemon, writer, home = served
+    gate = threading.Event()
+    monkeypatch.setattr(StoreWriter, "_job_root", lambda self, payload, reply: gate.wait(10) and None)
+    writer.submit(Job.ROOT, None, Reply())  # holds the writer while the two below queue up
+    note = str(home / "user" / "animals.md")
+    writer.submit(Job.PATHS, {note})  # the watcher's event for the note add just wrote
+    waiting = Reply()
+    writer.submit(Job.PATHS, {note}, waiting)  # add's request, which it waits on
+    gate.set()
+    assert waiting.done.wait(10), "the folded job's caller was never answered"
+    assert waiting.error is None

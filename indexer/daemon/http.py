@@ -10,14 +10,14 @@ import threading
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from indexer import log
 from indexer.daemon import http_guard as guard
-from indexer.daemon import mem0_api
-from indexer.daemon import mem0_history
+from indexer.daemon import mem0_api, mem0_platform
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 from indexer.memory import Memory
 
@@ -61,16 +61,17 @@ def _refuse(status: int, detail: str, exc: BaseException | None = None) -> JSONR
                         headers={"Retry-After": str(retry)} if retry else None)
 
 
-def _endpoint(handler, with_body: bool = False, with_id: bool = False, with_query: bool = False):
-    """An async route around a blocking mem0_api handler: JSON in, JSON out, errors as {"detail": ...}."""
+def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: bool = False):
+    """An async route around a blocking mem0 handler: JSON in, JSON out, errors as {"detail": ...}.
+
+    The handler gets the memory, then the path parameters, the query string and the body, in that order.
+    """
 
     async def endpoint(request: Request):
-        args = [request.app.state.memory]
-        if with_id:
-            args.append(request.path_params["memory_id"])
-        if with_query:
+        args = [request.app.state.memory] + [request.path_params[p] for p in params]
+        if query:
             args.append(dict(request.query_params))
-        if with_body:
+        if body:
             try:
                 args.append(json.loads(await request.body() or b"null"))
             except ValueError as exc:
@@ -85,6 +86,54 @@ def _endpoint(handler, with_body: bool = False, with_id: bool = False, with_quer
             return _refuse(500, f"internal error ({type(exc).__name__}); see the daemon's log")
 
     return endpoint
+
+
+async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    """Unknown paths and methods answer in mem0's error shape too, saying what is served."""
+    detail = exc.detail
+    if exc.status_code == 404:
+        detail = f"{request.method} {request.url.path} is not served; the README's mem0 section lists the paths"
+    return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+
+ID = ("memory_id",)
+# (path, methods, handler, what it takes); each is also served with a trailing slash, as mem0's SDK calls it
+MEM0_ROUTES = [
+    # the self-hosted server's paths
+    ("/memories", ["POST"], mem0_api.add, {"body": True}),
+    ("/memories", ["GET"], mem0_api.list_all, {"query": True}),
+    ("/memories", ["DELETE"], mem0_api.delete_all, {"query": True}),
+    ("/search", ["POST"], mem0_platform.search, {"body": True}),
+    ("/reset", ["POST"], mem0_api.reset, {}),
+    ("/memories/{memory_id}/history", ["GET"], mem0_api.history, {"params": ID}),
+    ("/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
+    ("/memories/{memory_id}", ["PUT"], mem0_api.update, {"params": ID, "body": True}),
+    ("/memories/{memory_id}", ["DELETE"], mem0_api.delete, {"params": ID}),
+    # the platform's, which mem0ai's MemoryClient and AsyncMemoryClient call
+    ("/v1/ping", ["GET"], mem0_platform.ping, {}),
+    ("/v3/memories/add", ["POST"], mem0_platform.add, {"body": True}),
+    ("/v1/memories", ["POST"], mem0_platform.add, {"body": True}),
+    ("/v1/memories", ["GET"], mem0_platform.get_all_v1, {"query": True}),
+    ("/v1/memories", ["DELETE"], mem0_platform.delete_all, {"query": True}),
+    ("/v1/memories/search", ["POST"], mem0_platform.search, {"body": True}),
+    ("/v2/memories/search", ["POST"], mem0_platform.search, {"body": True}),
+    ("/v3/memories/search", ["POST"], mem0_platform.search, {"body": True}),
+    ("/v2/memories", ["POST"], mem0_platform.get_all, {"query": True, "body": True}),
+    ("/v3/memories", ["POST"], mem0_platform.get_all, {"query": True, "body": True}),
+    ("/v1/memories/{memory_id}/history", ["GET"], mem0_api.history, {"params": ID}),
+    ("/v1/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
+    ("/v1/memories/{memory_id}", ["PUT"], mem0_api.update, {"params": ID, "body": True}),
+    ("/v1/memories/{memory_id}", ["DELETE"], mem0_api.delete, {"params": ID}),
+    ("/v1/batch", ["PUT"], mem0_platform.batch_update, {"body": True}),
+    ("/v1/batch", ["DELETE"], mem0_platform.batch_delete, {"body": True}),
+    ("/v1/entities", ["GET"], mem0_platform.entities, {}),
+    ("/v2/entities/{kind}/{name}", ["DELETE"], mem0_platform.delete_entity, {"params": ("kind", "name")}),
+]
+
+
+def mem0_routes() -> list[Route]:
+    return [Route(path + slash, _endpoint(handler, **takes), methods=methods)
+            for path, methods, handler, takes in MEM0_ROUTES for slash in ("", "/")]
 
 
 class Guard:
@@ -162,18 +211,12 @@ def _with_cors(send, origin: str):
 def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_body: int = guard.MAX_BODY,
               pages: frozenset[str] = frozenset()):
     """The Starlette app: mem0's paths, MCP at /mcp when a server is given, everything behind Guard."""
-    routes = [
-        Route("/memories", _endpoint(mem0_api.add, with_body=True), methods=["POST"]),
-        Route("/memories", _endpoint(mem0_api.list_all, with_query=True), methods=["GET"]),
-        Route("/search", _endpoint(mem0_api.search, with_body=True), methods=["POST"]),
-        Route("/memories/{memory_id}", _endpoint(mem0_api.get, with_id=True), methods=["GET"]),
-        Route("/memories/{memory_id}/history", _endpoint(mem0_history.history, with_id=True), methods=["GET"]),
-        Route("/memories/{memory_id}", _endpoint(mem0_api.update, with_body=True, with_id=True), methods=["PUT"]),
-        Route("/memories/{memory_id}", _endpoint(mem0_api.delete, with_id=True), methods=["DELETE"]),
-    ]
+    routes = mem0_routes()
     mcp_app = None
     if mcp_server is not None:
         mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", max_request_body_size=max_body)
+        for status in (404, 405):  # mounted at /, it answers every path the routes above do not
+            mcp_app.add_exception_handler(status, _http_error)
         routes.append(Mount("/", app=mcp_app))
 
     @contextlib.asynccontextmanager
@@ -184,7 +227,7 @@ def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_
         async with mcp_app.router.lifespan_context(mcp_app):  # the MCP session manager's task group
             yield
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _http_error, 405: _http_error})
     app.state.memory = memory
     app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body, pages=pages)
     return app

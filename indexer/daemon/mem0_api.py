@@ -1,11 +1,13 @@
-"""mem0's self-hosted REST subset on the memory: same paths and JSON shapes, spaces for user_id/agent_id, no LLM."""
+"""mem0's self-hosted REST API on the memory: same paths and JSON shapes, spaces for user_id/agent_id, no LLM."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from indexer.errors import InputError
+from indexer.daemon import mem0_events as history_log
+from indexer.errors import ConflictError, InputError, NotFoundError
 from indexer.models import sha256_text
+from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS, owner_of
 from indexer.ops.get import record_date
@@ -13,41 +15,46 @@ from indexer.ops.get import record_date
 SCOPE = "global"  # HTTP callers live outside any project: their memories are the global store's
 DEFAULT_TOP_K = 10
 MAX_TOP_K = 1000  # mem0's ALL_MEMORIES_LIMIT
+MAX_LIST = 10_000  # get_all reads at most this many of a space's memories, newest first
+_ADD_EXAMPLE = '{"messages": [{"role": "user", "content": "I like tea"}], "user_id": "alice"}'
 
 
-def _owner(fields: dict) -> tuple[str | None, str | None]:
-    """(space, the id key it came from): the user, else the agent, else the run; all absent: the default space."""
+def owner(fields: dict) -> tuple[str | None, str | None]:
+    """(space, the id key it came from): the user, else the agent, the run, the app; all absent: the default space."""
     for key in IDS:
         if fields.get(key) is not None and not isinstance(fields[key], str):
             raise InputError(f"{key} must be a string")
+        if fields.get(key) == "*":
+            raise InputError(f"{key} \"*\" (every one) is not served: mdmem reads one space at a time; name it")
     return owner_of(fields)
 
 
-def _object(body, what: str) -> dict:
+def body_object(body, example: str) -> dict:
     if not isinstance(body, dict):
-        raise InputError(f"the body must be a JSON object, e.g. {what}")
+        raise InputError(f"the body must be a JSON object, e.g. {example}")
     return body
 
 
-def _top_k(value, default: int = DEFAULT_TOP_K) -> int:
+def top_k(value, default: int = DEFAULT_TOP_K, name: str = "top_k", most: int = MAX_TOP_K) -> int:
     if value is None or value == "":
         return default
     try:
         n = int(value)
     except (TypeError, ValueError):
         n = -1
-    if isinstance(value, bool) or not 0 < n <= MAX_TOP_K or (isinstance(value, float) and value != n):
-        raise InputError(f"top_k must be a whole number from 1 to {MAX_TOP_K}")
+    if isinstance(value, bool) or not 0 < n <= most or (isinstance(value, float) and value != n):
+        raise InputError(f"{name} must be a whole number from 1 to {most}")
     return n
 
 
 def memory_text(text: str) -> str:
-    """What mem0 calls the memory: the note's lines without headings, list markers, stamps or speaker labels."""
-    lines = [ln for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
+    """What mem0 calls the memory: the note's lines without headings, list markers, stamps, speaker labels
+    or the metadata line."""
+    lines = [ln for ln in item_metadata.without(text).split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
     return "\n".join(strip_item(ln) for ln in lines).strip()
 
 
-def _iso(value) -> str | None:
+def iso(value) -> str | None:
     if isinstance(value, (int, float)) and value > 0:
         return datetime.fromtimestamp(value, tz=timezone.utc).astimezone().isoformat(timespec="seconds")
     if isinstance(value, str) and value:
@@ -55,14 +62,15 @@ def _iso(value) -> str | None:
     return None
 
 
-def _item(rec: dict, space: str | None, owner_key: str | None, score: float | None = None) -> dict:
-    """One memory in mem0's shape; where it lives in the notes goes in metadata."""
+def item(rec: dict, space: str | None, owner_key: str | None, score: float | None = None) -> dict:
+    """One memory in mem0's shape: `metadata` is what the caller stored with it; where it lives in the
+    notes is in uri, start_line, end_line and store."""
     text = rec.get("text", rec.get("content", ""))
-    created = _iso(record_date(rec["uri"], text)) or _iso(rec.get("created_at"))
+    created = iso(record_date(rec["uri"], text)) or iso(rec.get("created_at"))
     out = {"id": rec["id"], "memory": memory_text(text), "hash": rec.get("hash") or sha256_text(text),
-           "metadata": {"uri": rec["uri"], "start_line": rec["start_line"], "end_line": rec["end_line"],
-                        "store": rec.get("store")},
-           "created_at": created, "updated_at": _iso(rec.get("updated_at")) or created}
+           "metadata": item_metadata.split(text)[1], "categories": [],
+           "created_at": created, "updated_at": iso(rec.get("updated_at")) or created,
+           "uri": rec["uri"], "start_line": rec["start_line"], "end_line": rec["end_line"], "store": rec.get("store")}
     if score is not None:
         out["score"] = round(score, 6)
     if space is not None:
@@ -71,30 +79,52 @@ def _item(rec: dict, space: str | None, owner_key: str | None, score: float | No
 
 
 def add(mem, body) -> dict:
-    """POST /memories: each message becomes a dated memory in the space (a restated one is reinforced)."""
-    body = _object(body, '{"messages": [{"role": "user", "content": "I like tea"}], "user_id": "alice"}')
+    """POST /memories: each message becomes a dated memory in the space (a restated one is reinforced);
+    `metadata` is written under each as a visible `- metadata: {…}` line."""
+    body = body_object(body, _ADD_EXAMPLE)
     messages = body.get("messages")
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
+    elif isinstance(messages, dict):
+        messages = [messages]
     if not isinstance(messages, list) or not messages:
         raise InputError('messages must be a list such as [{"role": "user", "content": "I like tea"}]')
-    if not any(isinstance(body.get(k), str) and body[k].strip() for k in IDS):
+    filters = body.get("filters") or {}
+    if not isinstance(filters, dict):
+        raise InputError('filters must be an object, e.g. {"user_id": "alice"}')
+    ids = {**filters, **{k: body[k] for k in IDS if body.get(k) is not None}}
+    if not any(isinstance(ids.get(k), str) and ids[k].strip() for k in IDS):
         raise InputError("At least one identifier (user_id, agent_id, run_id) is required.")  # mem0's own rule
-    space, _key = _owner(body)
+    space, _key = owner(ids)
+    meta = item_metadata.checked(body.get("metadata"))
     said = []
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or not isinstance(m.get("content"), str) or not isinstance(m.get("role", ""), str):
             raise InputError(f"messages[{i}] must be an object with a \"role\" and a \"content\" string")
         if m["content"].strip():
-            said.append((m.get("role", "").strip(), m["content"].strip()))
+            said.append((_speaker(m), m["content"].strip()))
     results = []
-    for role, content in said:  # all checked first: a bad message leaves none of the request written
-        text = f"**{role}:** {content}" if role.isidentifier() else content  # who said it, as chat imports write
+    for who, content in said:  # all checked first: a bad message leaves none of the request written
+        text = f"**{who}:** {content}" if who else content  # who said it, as chat imports write
+        if meta:
+            text += "\n" + item_metadata.line_of(meta)
         res = mem.add(text, type="episodic", scope=SCOPE, space=space)
         rec = _record_at(mem, res, space)
-        results.append({"id": rec["id"] if rec else res.get("chunk_id"), "memory": content,
-                        "event": "ADD" if res["action"] == "appended" else "NONE"})
+        rid = rec["id"] if rec else res.get("chunk_id")
+        event = "ADD" if res["action"] == "appended" else "NONE"
+        if event == "ADD":
+            history_log.record(mem.cfg.home, "ADD", [rid], None, content, space, meta)
+        results.append({"id": rid, "memory": content, "event": event, "metadata": meta})
     return {"results": results}
+
+
+def _speaker(message: dict) -> str:
+    """The label a message is written under: its speaker's name when given (OpenAI's `name`), else its role."""
+    for value in (message.get("name"), message.get("role")):
+        if isinstance(value, str) and value.strip() and len(value) <= 64 and "*" not in value \
+                and ":" not in value and "\n" not in value:
+            return " ".join(value.split())
+    return ""
 
 
 def _record_at(mem, res: dict, space: str | None) -> dict | None:
@@ -104,50 +134,118 @@ def _record_at(mem, res: dict, space: str | None) -> dict | None:
     return next((r for r in found.get("records", []) if r["start_line"] <= line <= r["end_line"]), None)
 
 
-def search(mem, body) -> dict:
-    """POST /search: hybrid search inside the space the ids (top level or in filters) name."""
-    body = _object(body, '{"query": "what does alice eat", "user_id": "alice"}')
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise InputError('query must be a non-empty string, e.g. {"query": "food preferences", "user_id": "alice"}')
-    filters = body.get("filters") or {}
-    if not isinstance(filters, dict):
-        raise InputError('filters must be an object, e.g. {"user_id": "alice"}')
-    space, key = _owner({**filters, **{k: body[k] for k in IDS if body.get(k)}})
+def found(mem, body: dict, query: str, space: str | None, key: str | None, since=None, until=None) -> list[dict]:
+    """Hybrid search inside one space, in mem0's shape; `top_k` (or `limit`) and `threshold` from the body."""
     threshold = body.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise InputError("threshold must be a number, e.g. 0.2")
-    hits = mem.search(query, scope=SCOPE, limit=_top_k(body.get("top_k")), min_score=threshold, space=space,
+    hits = mem.search(query, scope=SCOPE, limit=top_k(body.get("top_k", body.get("limit"))), min_score=threshold,
+                      space=space, since=since, until=until,
                       now=body.get("now"))  # time words (last week) count from this day; default today
-    return {"results": [_item({**h.to_dict(), "text": h.content}, space, key, score=h.score) for h in hits]}
+    return [item({**h.to_dict(), "text": h.content}, space, key, score=h.score) for h in hits]
 
 
 def list_all(mem, query: dict) -> dict:
     """GET /memories: the space's newest memories, newest first."""
-    space, key = _owner(query)
-    return {"results": [_item(r, space, key) for r in mem.recent(limit=_top_k(query.get("top_k"), 100),
-                                                                    scope=SCOPE, space=space)]}
+    space, key = owner(query)
+    return {"results": newest(mem, space, key, top_k(query.get("top_k", query.get("limit")), 100, most=MAX_LIST))}
+
+
+def newest(mem, space: str | None, key: str | None, limit: int = MAX_LIST) -> list[dict]:
+    return [item(r, space, key) for r in mem.recent(limit=limit, scope=SCOPE, space=space)]
 
 
 def get(mem, memory_id: str) -> dict:
     """GET /memories/{id}: the memory as its note holds it now."""
     space = mem.locate(memory_id, scope=SCOPE)
-    return _item(mem.get(memory_id, space=space, scope=SCOPE), space, None)
+    return item(mem.get(memory_id, space=space, scope=SCOPE), space, None)
 
 
 def update(mem, memory_id: str, body) -> dict:
-    """PUT /memories/{id}: new text in place (date and counters kept); the id keeps naming the memory,
-    as mem0's does (the record's own id changes with its text: `current_id`)."""
-    body = _object(body, '{"text": "Prefers green tea"}')
+    """PUT /memories/{id}: new text and/or metadata in place (date, speaker and counters kept); the id keeps
+    naming the memory, as mem0's does (the record's own id changes with its text: `current_id`)."""
+    body = body_object(body, '{"text": "Prefers green tea"}')
     text = body.get("text", body.get("data"))
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and (not isinstance(text, str) or not text.strip()):
         raise InputError('text must be the memory\'s new text, e.g. {"text": "Prefers green tea"}')
+    if text is None and "metadata" not in body:
+        raise InputError('give the new "text", the new "metadata", or both, e.g. {"text": "Prefers green tea"}')
     space = mem.locate(memory_id, scope=SCOPE)
-    res = mem.update(memory_id, text, space=space)
-    return {"message": "Memory updated successfully!", "id": memory_id, "current_id": res.get("id")}
+    old = mem.get(memory_id, space=space, scope=SCOPE)
+    before, old_meta = item_metadata.split(old["text"])
+    meta = item_metadata.checked(body["metadata"]) if "metadata" in body else old_meta
+    new_text = text.strip() if text is not None else memory_text(before)
+    res = mem.update(memory_id, new_text + ("\n" + item_metadata.line_of(meta) if meta else ""), space=space)
+    history_log.record(mem.cfg.home, "UPDATE", [memory_id, old["id"], res.get("id")], memory_text(before), new_text,
+                       space, meta)
+    now = mem.get(res["id"], space=space, scope=SCOPE) if res.get("id") else old
+    return {**item({**now, "id": memory_id}, space, None), "message": "Memory updated successfully!",
+            "current_id": res.get("id")}
 
 
 def delete(mem, memory_id: str) -> dict:
     """DELETE /memories/{id}: the memory's lines leave its note and the index."""
-    mem.forget(memory_id, space=mem.locate(memory_id, scope=SCOPE))
+    space = mem.locate(memory_id, scope=SCOPE)
+    gone = mem.forget(memory_id, space=space)
+    text, meta = item_metadata.split(gone.get("text", ""))
+    history_log.record(mem.cfg.home, "DELETE", [memory_id, gone.get("id")], memory_text(text), None, space, meta)
     return {"message": "Memory deleted successfully"}
+
+
+def delete_all(mem, query: dict) -> dict:
+    """DELETE /memories?user_id=…: every memory of that space leaves its notes (never the notes outside spaces)."""
+    space, _key = owner(query)
+    if space is None:
+        raise InputError("name whose memories to delete: user_id, agent_id or run_id (the notes outside spaces "
+                         "are yours and are never deleted over HTTP)")
+    return {"message": deleted_message(forget_space(mem, space))}
+
+
+def forget_space(mem, space: str) -> tuple[int, list[str]]:
+    """Forget every memory of one space: (how many, why each one left in its note was kept)."""
+    count, kept = 0, []
+    for rec in mem.recent(limit=MAX_LIST, scope=SCOPE, space=space):
+        try:
+            delete(mem, rec["id"])
+        except NotFoundError:
+            continue  # deleted meanwhile
+        except (InputError, ConflictError) as exc:  # several items in one record, or edited since indexed
+            kept.append(str(exc))
+            continue
+        count += 1
+    return count, kept
+
+
+def deleted_message(result: tuple[int, list[str]]) -> str:
+    count, kept = result
+    return f"Memories deleted successfully! ({count} memories)" + (
+        f"; {len(kept)} kept, to change in the note itself: {kept[0]}" if kept else "")
+
+
+def reset(mem, _body=None) -> dict:
+    """POST /reset: every space's memories are deleted; notes outside spaces/ (a person's own) are kept."""
+    for row in mem.spaces(scope=SCOPE):
+        forget_space(mem, row["space"])
+    return {"message": "All memories reset"}
+
+
+def history(mem, memory_id: str) -> list[dict]:
+    """GET /memories/{id}/history: ADD, UPDATE and DELETE events of the memory, oldest first."""
+    events = history_log.events(mem.cfg.home, memory_id) or _note_versions(mem, memory_id)
+    return [{"id": e["id"], "memory_id": memory_id, "event": e["event"], "old_memory": e["old_memory"],
+             "new_memory": e["new_memory"], "user_id": e.get("space"), "metadata": e.get("metadata"),
+             "input": [], "categories": [], "is_deleted": e["event"] == "DELETE", "created_at": e["created_at"],
+             "updated_at": e["created_at"], "superseded_on": e.get("superseded_on")} for e in events]
+
+
+def _note_versions(mem, memory_id: str) -> list[dict]:
+    """A memory no HTTP call changed (written by hand, by `mdmem add`, an import): the versions its note
+    shows, the struck-through lines it superseded first (ADD, then an UPDATE for each new value)."""
+    space = mem.locate(memory_id, scope=SCOPE)
+    out, before = [], None
+    for i, v in enumerate(mem.history(memory_id, space=space, scope=SCOPE)["versions"]):
+        text = memory_text(v["text"])
+        out.append({"id": v["id"], "event": "ADD" if i == 0 else "UPDATE", "old_memory": before, "new_memory": text,
+                    "space": space, "metadata": None, "created_at": v["date"], "superseded_on": v["superseded_on"]})
+        before = text
+    return out

@@ -118,14 +118,21 @@ def format_entry(text: str, type_: str, journal: bool, now: datetime | None = No
     return newline.join(body) + newline
 
 
-# list marker, then an optional `2025-01-05:` / `14:03:` stamp and a `**Decision:**` label
+# list marker, then an optional `2025-01-05:` / `14:03:` stamp and a `**Decision:**` or speaker label
+# (`**Flux the Cat:**`: chat imports write the speaker's name as SillyTavern shows it)
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?\s?(?:\d{1,2}:\d{2})?:\s+)?"
-                          r"(?:\*\*\w+:\*\*\s*)?")
+                          r"(?:\*\*(?P<speaker>[^*\n]{1,64}?):\*\*\s*)?")
 
 
-def strip_item(line: str) -> str:
-    """The memory in a line written by format_entry (or any list item), without marker or stamp."""
-    return MARKERS.sub("", _ITEM_PREFIX.sub("", line.strip(), count=1))
+def strip_item(line: str, keep_speaker: bool = False) -> str:
+    """The memory in a line written by format_entry (or any list item), without marker, stamp or item
+    markers; with keep_speaker, who said it stays in front as `Mira: …`."""
+    line = line.strip()
+    m = _ITEM_PREFIX.match(line)
+    if m is None:
+        return MARKERS.sub("", line)
+    rest = MARKERS.sub("", line[m.end():])
+    return f"{m['speaker']}: {rest}" if keep_speaker and m["speaker"] else rest
 
 
 def new_note_header(title: str, type_: str) -> str:
@@ -165,7 +172,12 @@ def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     _make_folders(target.path.parent)
     with _note_lock(target):
         base = expect = _read(target.path)
+        copies = _copies(base, entry)  # the same lines already there (the entry's stamp makes it rare)
         for _ in range(ATTEMPTS):
+            if _copies(base, entry) > copies:
+                # our earlier swap is back: an editor's save hid it for an instant (the look below saw
+                # that instant) and then gave it back; appending again would write the memory twice
+                return _locate(base, entry)
             done, expect, base = _swap_in(target.path, compose(base, entry, header), expect, base)
             if not done:
                 continue  # someone saved meanwhile: rebuild on top of their text
@@ -232,6 +244,13 @@ def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _copies(data: bytes | None, entry: str) -> int:
+    if not data:
+        return 0
+    needle = entry.encode("utf-8")
+    return data.replace(b"\r\n", b"\n").count(needle)
 
 
 def _locate(data: bytes | None, entry: str) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@ from indexer.notes.spaces import space_name
 
 FORMATS = IMPORT_FORMATS
 SUFFIXES = (".jsonl", ".json", ".png")
+GROUP = "sillytavern-group"  # a group's own file: read for its name, imported as nothing
 
 
 def import_files(path: Path) -> list[Path]:
@@ -26,26 +27,34 @@ def import_files(path: Path) -> list[Path]:
                          "or a folder of them")
     found = []
     for folder, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _backups(Path(folder), d))
         found += [Path(folder) / f for f in sorted(files) if f.lower().endswith(SUFFIXES) and not f.startswith(".")]
     return found
+
+
+def _backups(folder: Path, name: str) -> bool:
+    """SillyTavern's `backups/` beside `chats/`: a copy of every chat at every save, named so that a group
+    chat's copy cannot be told from its group."""
+    return name == "backups" and ((folder / "chats").is_dir() or (folder / "group chats").is_dir())
 
 
 def detect(path: Path, text: str | None, data: bytes | None = None) -> str | None:
     """The format a file's content is in, None when it is none of them."""
     if text is None:
-        return "sillytavern-card" if data is not None and data.startswith(b"\x89PNG") else None
+        return "sillytavern-card" if data is not None and st.is_png_card(data) else None
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
     try:
         head = load_json(path, first)
     except ImportFormatError:
         head = None
-    if st.is_chat_header(head):
+    if st.is_chat_header(head) or (st.is_message(head) and path.suffix.lower() == ".jsonl"):
         return "sillytavern-chat"
     try:
         obj = load_json(path, text)
     except ImportFormatError:
         return None
+    if st.is_group(obj):
+        return GROUP
     if st.is_lorebook(obj):
         return "sillytavern-lorebook"
     if st.card_data(obj) is not None:
@@ -56,8 +65,9 @@ def detect(path: Path, text: str | None, data: bytes | None = None) -> str | Non
 
 
 def parse_file(path: Path, fmt: str | None = None, space: str | None = None, strict: bool = True
-               ) -> tuple[str | None, list[ImportedNote]]:
-    """(format, notes) of one file; an unrecognised file is an error when strict, else (None, [])."""
+               ) -> tuple[str | None, list[ImportedNote], int]:
+    """(format, notes, hidden messages left out) of one file; an unrecognised file is an error when strict,
+    else (None, [], 0)."""
     if fmt is not None and fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     space = space_name(space)
@@ -68,9 +78,12 @@ def parse_file(path: Path, fmt: str | None = None, space: str | None = None, str
     if found is None:
         if strict:
             raise ImportFormatError(path, None, f"not a format mdmem imports; pass --format ({', '.join(FORMATS)})")
-        return None, []
-    if found == "sillytavern-chat":
-        notes = st.parse_chat(path, text, space)
+        return None, [], 0
+    hidden = 0
+    if found == GROUP:
+        notes = []  # names its chats' group (see parse_chat); holds no memories itself
+    elif found == "sillytavern-chat":
+        notes, hidden = st.parse_chat(path, text, space)
     elif found == "sillytavern-card":
         notes = st.parse_card(path, st.png_card(path, data) if is_png else load_json(path, text), space)
     else:
@@ -81,7 +94,7 @@ def parse_file(path: Path, fmt: str | None = None, space: str | None = None, str
             space_name(note.space)
         except InputError as exc:
             raise ImportFormatError(path, None, f"{exc} (or pass --space NAME)") from None
-    return found, notes
+    return found, notes, hidden
 
 
 def _is_png(path: Path) -> bool:

@@ -20,11 +20,11 @@ def mem0_records(obj):
     return items if all(isinstance(r, dict) and "memory" in r for r in items) else None
 
 
-OWNER_KEYS = ("user_id", "agent_id", "run_id")
+OWNER_KEYS = ("user_id", "agent_id", "run_id", "app_id")
 
 
 def owner_of(record: dict) -> tuple[str | None, str | None]:
-    """mem0's owner of a memory as (mdmem space, the key it came from): the user, else the agent, else the run."""
+    """mem0's owner of a memory as (mdmem space, the key it came from): the user, else the agent, the run, the app."""
     for key in OWNER_KEYS:
         value = record.get(key)
         if isinstance(value, str) and value.strip():

@@ -14,15 +14,43 @@ from indexer.notes.imports_model import Entry, ImportedNote, ImportFormatError, 
 
 
 def is_chat_header(obj) -> bool:
-    """The first line of a chat file: who talks, when the chat began, its metadata."""
-    return isinstance(obj, dict) and ("chat_metadata" in obj or ("user_name" in obj and "character_name" in obj))
+    """The first line of a chat file: who talks, when the chat began, its metadata (not a group's own file)."""
+    return isinstance(obj, dict) and not is_group(obj) and \
+        ("chat_metadata" in obj or ("user_name" in obj and "character_name" in obj))
 
 
-def parse_chat(path: Path, text: str, space: str | None = None) -> list[ImportedNote]:
-    """A chat file: a metadata line, then one message per line; messages become journal items per day.
+def is_message(obj) -> bool:
+    """A chat message: the first line of a group chat, which SillyTavern 1.12 saves without a header."""
+    return isinstance(obj, dict) and isinstance(obj.get("mes"), str) and ("is_user" in obj or "name" in obj)
+
+
+def is_group(obj) -> bool:
+    """A group's own file (`groups/<id>.json`): its name, members and chat ids; no messages."""
+    return isinstance(obj, dict) and isinstance(obj.get("members"), list) and isinstance(obj.get("chats"), list)
+
+
+GROUP_HEADER_NAME = "unused"  # what SillyTavern writes as character_name in a group chat's header
+
+
+def group_name(path: Path) -> str | None:
+    """The name of the group a group chat file belongs to, from the `groups/*.json` beside its folder."""
+    for candidate in sorted((path.parent.parent / "groups").glob("*.json")):
+        try:
+            group = json.loads(candidate.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            continue  # another group's damaged file does not decide this chat
+        if is_group(group) and (path.stem in group["chats"] or group.get("chat_id") == path.stem) \
+                and isinstance(group.get("name"), str) and group["name"].strip():
+            return group["name"].strip()
+    return None
+
+
+def parse_chat(path: Path, text: str, space: str | None = None) -> tuple[list[ImportedNote], int]:
+    """A chat file (a metadata line, then one message per line) as journal items per day, and how many
+    hidden or system messages were left out.
 
     The space is the character's (`character_name`, else the chat's folder, which SillyTavern names
-    after the character) unless one is given.
+    after the character) or, for a group chat, the group's name, unless one is given.
     """
     lines = text.splitlines()
     header, first = None, 0
@@ -30,13 +58,21 @@ def parse_chat(path: Path, text: str, space: str | None = None) -> list[Imported
         if raw.strip():
             header = load_json(path, raw, first + 1)
             break
-    if not is_chat_header(header):
+    group = is_message(header) or (is_chat_header(header) and header.get("character_name") == GROUP_HEADER_NAME)
+    if is_message(header):
+        header, first = {}, first - 1  # no header: the first line is already a message
+    elif not is_chat_header(header):
         raise ImportFormatError(path, first + 1, "not a SillyTavern chat (the first line has no user_name, "
                                 "character_name or chat_metadata); pass --format if it is another format")
+    if group and space is None:
+        space = group_name(path)
+        if space is None:
+            raise ImportFormatError(path, None, "a group chat whose group is not in ../groups/*.json; import the "
+                                    "whole data folder, or pass --space NAME")
     character = header.get("character_name") or path.parent.name
     started = parse_when(header.get("create_date"))
     by_day: dict[str, list[Entry]] = defaultdict(list)
-    last = started
+    last, hidden = started, 0
     for n, raw in enumerate(lines[first + 1:], first + 2):
         if not raw.strip():
             continue
@@ -45,6 +81,9 @@ def parse_chat(path: Path, text: str, space: str | None = None) -> list[Imported
             raise ImportFormatError(path, n, "a message must be an object with a \"mes\" string")
         if not msg.get("mes", "").strip():
             continue  # empty greetings and deleted swipes carry nothing to remember
+        if msg.get("is_system"):
+            hidden += 1  # hidden by the user, or SillyTavern's own notices: never part of the story
+            continue
         when = parse_when(msg.get("send_date")) or last
         if when is None:
             raise ImportFormatError(path, n, "the message has no readable send_date and the chat no create_date")
@@ -54,7 +93,7 @@ def parse_chat(path: Path, text: str, space: str | None = None) -> list[Imported
     space = space if space is not None else str(character)
     return [ImportedNote(space=space, uri=f"journal/{day}.md", title=f"Journal {day}", type="episodic",
                          kind="journal", entries=tuple(entries), source=str(path))
-            for day, entries in sorted(by_day.items())]
+            for day, entries in sorted(by_day.items())], hidden
 
 
 def _as_keys(value) -> tuple[str, ...]:
@@ -139,20 +178,7 @@ def png_card(path: Path, data: bytes):
     """The card JSON that SillyTavern keeps base64-encoded in a PNG text chunk (`ccv3` preferred, else `chara`)."""
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
         raise ImportFormatError(path, None, "not a PNG image")
-    found, at = {}, 8
-    while at + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
-        body = data[at + 8:at + 8 + length]
-        if kind in (b"tEXt", b"zTXt", b"iTXt"):
-            key, _, value = body.partition(b"\0")
-            if kind == b"zTXt":
-                value = zlib.decompress(value[1:])
-            elif kind == b"iTXt":
-                value = value[2:].split(b"\0", 2)[-1]
-            found[key.decode("latin-1").lower()] = value
-        if kind == b"IEND":
-            break
-        at += 12 + length
+    found = _text_chunks(data)
     raw = found.get("ccv3") or found.get("chara")
     if raw is None:
         raise ImportFormatError(path, None, "a PNG without character data (no chara text chunk)")
@@ -160,3 +186,33 @@ def png_card(path: Path, data: bytes):
         return json.loads(base64.b64decode(raw).decode("utf-8"))
     except (binascii.Error, ValueError) as exc:
         raise ImportFormatError(path, None, f"the PNG's character data is damaged ({exc})") from None
+
+
+def is_png_card(data: bytes) -> bool:
+    """A PNG holding a character (avatars, expression sprites and backgrounds are PNGs too)."""
+    return data.startswith(b"\x89PNG\r\n\x1a\n") and bool({"ccv3", "chara"} & set(_text_chunks(data)))
+
+
+def _text_chunks(data: bytes) -> dict[str, bytes]:
+    found, at = {}, 8
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        if kind in (b"tEXt", b"zTXt", b"iTXt"):
+            key, _, value = body.partition(b"\0")
+            if kind == b"zTXt":
+                value = _inflate(value[1:])
+            elif kind == b"iTXt":
+                value = value[2:].split(b"\0", 2)[-1]
+            found[key.decode("latin-1").lower()] = value
+        if kind == b"IEND":
+            break
+        at += 12 + length
+    return found
+
+
+def _inflate(data: bytes) -> bytes:
+    try:
+        return zlib.decompress(data)
+    except zlib.error:
+        return b""  # a damaged compressed chunk reads as empty: the card check says what is missing

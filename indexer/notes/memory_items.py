@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
+from indexer.notes import item_metadata
+
 MEMORY_TYPES = ("preference", "fact", "decision", "entity", "episodic")
 
 # `- 2026-03-02: …`, `- 2026-03-02 14:03: …` or, in a dated journal, `- 14:03: …` (as `add` writes them)
@@ -100,6 +102,7 @@ def text_to_embed(content: str, kind: str, section: str = "") -> str:
     is about; a note's bare title, such as `Facts`, says little and was measured to cost cross-lingual recall)."""
     if kind != "memory":
         return content
+    content = item_metadata.without(content)  # a chat file name and a time say nothing of the memory
     text = MARKERS.sub("", _STAMP.sub("", content, count=1)).strip() or content
     return f"{section}: {text}" if " > " in section else text
 

@@ -12,6 +12,7 @@ from indexer import validation
 from indexer.index import sql
 from indexer.ops.cite import cited_chunk
 from indexer.errors import InputError, MdmemError
+from indexer.notes import item_metadata
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
 from indexer.ops.search import space_filter
@@ -51,8 +52,10 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     space = space_name(space)
     target = choose_target(cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
-    # a new value for a stored fact is close to it (70 → 65 公斤: cosine 0.96) but no duplicate: dedupe=False
-    twin = _find_twin(text, stores, embedder, writes, cfg.add_dedupe_threshold, warn, space) if dedupe else None
+    # a new value for a stored fact is close to it (70 → 65 公斤: cosine 0.96) but no duplicate: dedupe=False;
+    # the memory restated is a twin whatever metadata comes with it (mem0 answers NONE)
+    twin = _find_twin(item_metadata.without(text), stores, embedder, writes, cfg.add_dedupe_threshold, warn,
+                      space) if dedupe else None
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
     journal = target.uri.startswith(space_uri(space, "journal/")) and not file

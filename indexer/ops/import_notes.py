@@ -10,7 +10,7 @@ from indexer.config import Config
 from indexer.errors import InputError, MdmemError
 from indexer.notes.append import Target, append_entry, safe_uri
 from indexer.notes.imports_formats import import_files, parse_file
-from indexer.notes.imports_model import ImportedNote, note_header, render_entry
+from indexer.notes.imports_model import ImportedNote, ImportFormatError, note_header, render_entry
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_uri
 
@@ -24,6 +24,8 @@ class ImportReport:
     present: int = 0  # memories already in their note: a second run adds none
     redacted: int = 0  # memories whose secrets were masked before writing
     skipped: list = field(default_factory=list)  # files in a folder that are in no known format
+    bad: list = field(default_factory=list)  # with skip_bad: damaged files left out, as "path:line: reason"
+    hidden: int = 0  # hidden and system chat messages left out
     written: list = field(default_factory=list)  # store uris of the notes written
     indexed: bool = False
     dry_run: bool = False
@@ -39,8 +41,10 @@ class _Plan:
 
 
 def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None = None, scope: str = "global",
-                dry_run: bool = False, index_notes=None, progress=None, warn=None) -> ImportReport:
-    """Import a file or folder into the store of `scope`; nothing is written unless every file parses.
+                dry_run: bool = False, skip_bad: bool = False, index_notes=None, progress=None,
+                warn=None) -> ImportReport:
+    """Import a file or folder into the store of `scope`; nothing is written unless every file parses
+    (with skip_bad: unless every file that parses does, the others listed in the report).
 
     index_notes(store, paths) makes the written notes searchable (the store's writer, in a daemon).
     """
@@ -51,13 +55,23 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
     report = ImportReport(files=len(files), dry_run=dry_run)
     notes: list[ImportedNote] = []
     for f in files:  # parse everything before writing anything: a bad file leaves no note half-imported
-        found, parsed = parse_file(f, fmt, space, strict=fmt is not None or len(files) == 1)
+        try:
+            found, parsed, hidden = parse_file(f, fmt, space, strict=fmt is not None or len(files) == 1)
+        except ImportFormatError as exc:
+            if len(files) == 1:
+                raise
+            if not skip_bad:
+                raise InputError(f"{exc}; nothing was imported (pass --skip-bad to import the other files)") from None
+            report.bad.append(str(exc))
+            warn(f"{exc}; skipped")
+            continue
+        report.hidden += hidden
         if found is None:
             report.skipped.append(str(f))
-            warn(f"{f}: not a SillyTavern chat, lorebook, card or mem0 export; skipped")
             continue
         report.formats[found] = report.formats.get(found, 0) + 1
         notes += parsed
+    _tell_skipped(report.skipped, warn)
     plans = [p for p in (_plan(root, scope, note, report) for note in _merged(notes)) if p is not None]
     report.notes = len(plans)
     for done, plan in enumerate(plans, 1):
@@ -71,6 +85,19 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
         report.indexed = _index(index_notes, scope, [root / uri for uri in report.written], warn)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+SKIPPED_NAMED = 5  # a SillyTavern data folder skips ~200 files (presets, themes, sprites): name a few
+
+
+def _tell_skipped(skipped: list[str], warn) -> None:
+    """One warning per file of another kind, or, past a few, one for them all (avatars and sprites unnamed)."""
+    named = [f for f in skipped if not f.lower().endswith(".png")]
+    for f in named[:SKIPPED_NAMED]:
+        warn(f"{f}: not a SillyTavern chat, lorebook, card or mem0 export; skipped")
+    if len(skipped) > len(named[:SKIPPED_NAMED]):
+        warn(f"{len(skipped) - len(named[:SKIPPED_NAMED])} more files of other kinds (settings, presets, images) "
+             "skipped; `--json` lists them under skipped")
 
 
 def _root(cfg: Config, scope: str) -> Path:

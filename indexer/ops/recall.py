@@ -8,6 +8,7 @@ import subprocess
 
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
+from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 
 HEADER = "Relevant long-term memory:"
@@ -110,9 +111,11 @@ def _rewrite(cfg, query: str, tail: str, warn) -> str:
 
 
 def memory_text(content: str) -> str:
-    """A chunk's text on one line: front matter and heading lines dropped when there is other text."""
+    """A chunk's text on one line: front matter, heading and metadata lines dropped, a speaker's name kept."""
     content = _FRONT.sub("", content.replace("\r\n", "\n"))
-    body = [strip_item(ln) for ln in content.split("\n") if ln.strip() and not _HEADING_LINE.match(ln)]
+    content = item_metadata.without(content)  # where a memory came from is for clients, not the prompt
+    body = [strip_item(ln, keep_speaker=True) for ln in content.split("\n")
+            if ln.strip() and not _HEADING_LINE.match(ln)]
     return " ".join("; ".join(body or content.split("\n")).split())
 
 

@@ -20,7 +20,7 @@ from indexer.index.sql.text_stats import (  # noqa: F401
     chunk_count, term_doc_counts, term_doc_count_upto, phrase_doc_counts, content_terms,
 )
 from indexer.index.sql.counters import (  # noqa: F401
-    increment_reinforcement, increment_access_count, carry_counters, newest_chunks, get_stats,
+    increment_reinforcement, increment_access_count, carry_counters, newest_chunks, memories_by_space, get_stats,
     dynamics_inputs, set_strengths, set_chunk_times, chunk_strengths, document_uris, uris_without_document,
     delete_orphan_vectors, fts_optimize, fts_optimize_after_bulk, vec_version, wal_checkpoint,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from indexer.index import db
-from indexer.index.sql.queries import _with_space
+from indexer.index.sql.queries import _space_bounds, _with_space
 from indexer.index.sql.records import skipped_notes
 from indexer.index.sql.schema import _SELECT, has_vec_table
 from indexer.index.sql.text_stats import chunk_count
@@ -39,6 +39,15 @@ def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
     return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
                    " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
 
+
+
+def memories_by_space(con) -> list[dict]:
+    """Per named space: how many memories it holds and when the first was indexed and the last changed."""
+    low, high = _space_bounds("")
+    return db.rows(con, "SELECT substr(uri, ?, instr(substr(uri, ?), '/') - 1) AS space, count(*) AS memories,"
+                        " min(created_at) AS created_at, max(updated_at) AS updated_at FROM chunks"
+                        " WHERE kind = 'memory' AND uri >= ? AND uri < ? GROUP BY space ORDER BY space",
+                   [len(low) + 1, len(low) + 1, low, high])
 
 def get_stats(con) -> dict:
     total = db.rows(con, "SELECT count(*) AS chunks, count(DISTINCT uri) AS files, coalesce(sum(token_count), 0) AS tokens,"
