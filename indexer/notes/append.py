@@ -109,7 +109,7 @@ def format_entry(text: str, type_: str, journal: bool, now: datetime | None = No
     Its own importance, and its type where the note is shared by several, end its first line as markers."""
     now = now or datetime.now()
     stamp = now.strftime("%H:%M") if journal else now.strftime("%Y-%m-%d")
-    label = "**Decision:** " if type_ == "decision" else ""
+    label = f"**{DECISION_LABEL}:** " if type_ == "decision" else ""
     marks = (f" <!-- type: {type_} -->" if mark_type else "") + (f" <!-- importance: {importance} -->"
                                                                    if importance else "")
     lines = text.strip().replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -118,6 +118,7 @@ def format_entry(text: str, type_: str, journal: bool, now: datetime | None = No
     return newline.join(body) + newline
 
 
+DECISION_LABEL = "Decision"
 # list marker, then an optional `2025-01-05:` / `14:03:` stamp and a `**Decision:**` or speaker label
 # (`**Flux the Cat:**`: chat imports write the speaker's name as SillyTavern shows it)
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?:\d{4}-\d{2}-\d{2})?\s?(?:\d{1,2}:\d{2})?:\s+)?"
@@ -132,7 +133,8 @@ def strip_item(line: str, keep_speaker: bool = False) -> str:
     if m is None:
         return MARKERS.sub("", line)
     rest = MARKERS.sub("", line[m.end():])
-    return f"{m['speaker']}: {rest}" if keep_speaker and m["speaker"] else rest
+    speaker = m["speaker"] if m["speaker"] != DECISION_LABEL else None  # `add --type decision`'s label, no one's name
+    return f"{speaker}: {rest}" if keep_speaker and speaker else rest
 
 
 def new_note_header(title: str, type_: str) -> str:
