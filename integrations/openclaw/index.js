@@ -17,7 +17,7 @@ function agentOf(ctx) {
 
 /** Hit in the shape the agent reads: where it lives, so memory_get and the citation can name it. */
 function hitView(hit, shared) {
-  const m = hit.metadata || {};
+  const m = hit.uri ? hit : hit.metadata || {}; // where it lives: top-level fields (older mdmem: in metadata)
   return {
     id: hit.id, text: hit.memory, score: hit.score, date: hit.created_at?.slice(0, 10) ?? null,
     path: m.uri ?? null, startLine: m.start_line ?? null, endLine: m.end_line ?? null,

@@ -16,7 +16,7 @@ function day(hit) {
 }
 
 function source(hit) {
-  const m = hit.metadata || {};
+  const m = hit.uri ? hit : hit.metadata || {}; // top-level fields (older mdmem: in metadata)
   return m.uri ? `${m.uri}#L${m.start_line}-L${m.end_line}` : null;
 }
 

@@ -11,7 +11,7 @@ import plugin from "../index.js";
 import { CLOSE, OPEN, formatRecall, mergeHits, stripRecalled, turnMessages } from "../recall.js";
 
 const hit = (id, memory, score, uri = "spaces/main/journal/2026-11-25.md") => ({
-  id, memory, score, created_at: "2026-11-25T10:00:00+00:00", metadata: { uri, start_line: 7, end_line: 7 },
+  id, memory, score, created_at: "2026-11-25T10:00:00+00:00", uri, start_line: 7, end_line: 7, metadata: null,
 });
 
 test("the recall block cites each memory and never cuts one", () => {
