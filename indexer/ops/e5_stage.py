@@ -12,7 +12,7 @@ from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.notes.memory_items import text_to_embed
 
-# Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "e5 as a second stage"):
+# Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "A second model as a ranking stage"):
 # re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
 STAGE_POOL = 30
 STAGE_WEIGHT = 0.5
@@ -24,13 +24,9 @@ CROSS_SCRIPT = 0.05
 FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
 
 
-def enabled(cfg) -> bool:
-    return bool(getattr(cfg, "rerank", True)) and e5.load() is not None
-
-
 def bind(st: Store) -> bool:
     """Prepare a writable store for e5 vectors; False when the model cannot load (nothing changes)."""
-    if st.con.readonly("main") or e5.load() is None:
+    if st.con.readonly("main") or e5.load("passage") is None:
         return False
     with db.transaction(st.con):
         sql.bind_e5(st.con, e5.model_id())
@@ -73,11 +69,6 @@ def fill(st: Store, limit: int | None = None, batch: int = 32) -> int:
             sql.put_e5(st.con, {r["content_hash"]: v for r, v in zip(rows, vecs)})
         done += len(rows)
     return done
-
-
-def progress(con) -> dict:
-    done, total = sql.e5_progress(con)
-    return {"model": e5.model_id(), "vectors": done, "texts": total, "loaded": e5.load() is not None}
 
 
 def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_POOL,
