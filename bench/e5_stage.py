@@ -89,8 +89,10 @@ def minmax(xs: np.ndarray) -> np.ndarray:
     return (xs - lo) / (hi - lo) if hi > lo else np.ones_like(xs)
 
 
-def stage(ids: list[str], base: np.ndarray, cos: np.ndarray, n: int, a: float) -> list[str]:
+def stage(ids: list[str], base: np.ndarray, cos: np.ndarray, n: int, a) -> list[str]:
+    """a: one weight, or one per candidate (an array as long as ids)."""
     top, rest = ids[:n], ids[n:]
+    a = a[:n] if isinstance(a, np.ndarray) else a
     s = (1 - a) * minmax(base[:n]) + a * minmax(cos[:n])
     return [top[i] for i in np.argsort(-s, kind="stable")] + rest
 
@@ -176,7 +178,7 @@ class SetRun:
         return len(covered) / len(rel)
 
 
-def variants(run: SetRun, ns, alphas, dense_w):
+def variants(run: SetRun, ns, alphas, dense_w, kinds=((0.5, 0.3),)):
     out = {"base": {q["qid"]: run.base(q)[0] for q in run.queries}}
     for n in ns:
         for a in alphas:
@@ -184,6 +186,11 @@ def variants(run: SetRun, ns, alphas, dense_w):
                                        for q in run.queries}
             out[f"nolift n{n} a{a}"] = {q["qid"]: stage(*run.base(q, False), run.cos(q["qid"], run.base(q, False)[0]),
                                                         n, a) for q in run.queries}
+    for a_mem, a_sec in kinds:
+        def weights(ids):
+            return np.array([a_mem if run.rows[run.pos[i]]["kind"] == "memory" else a_sec for i in ids])
+        out[f"kind m{a_mem} s{a_sec}"] = {q["qid"]: stage(*run.base(q), run.cos(q["qid"], run.base(q)[0]), 30,
+                                                           weights(run.base(q)[0])) for q in run.queries}
     for w in dense_w:
         dense = {q["qid"]: run.dense(q, w, max(w, 0.7)) for q in run.queries}
         out[f"dense w{w}"] = {k: v[0] for k, v in dense.items()}

@@ -80,7 +80,8 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
         remove_file(st, uri, report)
     _fill_missing_vectors(st, embedder, report)
     # committed above, so the store already answers (full text + first model) while e5 fills in
-    e5_stage.after_sync(st, cfg, e5_limit)
+    if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
+        e5_stage.after_sync(st, cfg, e5_limit)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
@@ -114,7 +115,8 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
     report.files = len(present)
     known = {uri: sql.get_document(st.con, uri) for uri, _ in present}
     index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
-    e5_stage.after_sync(st, cfg, EDIT_E5_TEXTS)
+    if embedder.dim:
+        e5_stage.after_sync(st, cfg, EDIT_E5_TEXTS)
     report.seconds = time.perf_counter() - t0
     return report
 
