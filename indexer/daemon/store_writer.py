@@ -85,8 +85,8 @@ class StoreWriter(threading.Thread):
                     job, payload, reply = self._held.popleft() if self._held else self.jobs.get(
                         timeout=0.5 if self.e5_done else 0.01)
                 except queue.Empty:
-                    if not self.e5_done and self.missing is None:  # idle: fill e5 vectors a few at a time
-                        self.e5_done = self._fill_e5()
+                    if not self.e5_done and self.missing is None and self.stall.cause is None:
+                        self.e5_done = self._fill_e5()  # idle: e5 vectors a few at a time, never while stalled
                         continue
                     if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
                         job, payload, reply = Job.RETRY, None, None
