@@ -132,7 +132,8 @@ class Memory:
             s = sql.get_stats(st.con)
             lagging = stale_files(st)
             out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "pending": lagging, "skipped": s["skipped"], "busy": None,
+                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging,
+                            "skipped": s["skipped"], "busy": None,
                             "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
         return out
 

@@ -415,3 +415,13 @@ def test_since_until_and_recent_go_through_the_daemon(served):
     assert kayaks == ["- 2026-01-10: the kayak trip to the lake", "- 2021-04-02: the kayak trip to the fjord"]
     r = served.cli("search", "kayak", "--since", "last tuesday")
     assert r.returncode != 0 and "a day such as 2026-03-01 or an age such as 7d" in r.stderr
+
+
+from test_e5_stage import PAIRS  # noqa: E402
+
+
+def test_the_daemon_fills_ranking_vectors_between_jobs_and_status_counts_them(served):
+    write(served.home / "user" / "pets.md", PAIRS["user/pets.md"])
+    assert eventually(lambda: served.call("status")["global"]["e5"][0] == served.call("status")["global"]["e5"][1] >= 6)
+    hits = served.call("search", query="我家的鸟叫什么名字？", limit=1, explain=True, bump=False, scope="global")
+    assert "小蓝" in hits[0]["content"] and hits[0]["explain"]["e5_cosine"] > 0.5

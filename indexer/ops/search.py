@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from indexer.index import db
 from indexer.ops import feedback
+from indexer.ops import e5_stage
 from indexer.ops import episodes
 from indexer.ops import fusion
 from indexer.ops import query_match
@@ -107,6 +108,9 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
         hits.append(row_hit(c.row, key[0], score, explain))
     hits = episodes.lift(hits, q.text)
     hits.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
+    if mode == "hybrid" and cfg.rerank:
+        hits = e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in cands.items()},
+                               {st.name: st.con for st in stores}, q.text)
     return hits[:q.limit]
 
 

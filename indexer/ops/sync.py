@@ -17,12 +17,16 @@ from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
 from indexer.errors import NoteError
 from indexer.models import Note
+from indexer.ops import e5_stage
 from indexer.ops.continuity import Released, write_note
 from indexer.ops.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
 from indexer.models import SyncReport  # noqa: F401  (re-exported: callers read reports from sync)
 
+# an edit's new texts get their e5 vectors before it returns (~65 short memories/s, 2 threads); a bigger
+# change leaves the rest to the daemon's idle fill (or `index`, which fills all)
+EDIT_E5_TEXTS = 16
 FILES_PER_BATCH = 32  # parse this many changed files, embed their new text together, then write
 CHUNKING_KEY = "chunking"
 
@@ -37,7 +41,7 @@ class _Pending:
 
 
 def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinforce: bool = True,
-               cache: dict | None = None) -> SyncReport:
+               cache: dict | None = None, e5_limit: int | None = None) -> SyncReport:
     """Incremental sync of a whole store: new, changed and deleted files only.
 
     Embedding runs one batch ahead on its own thread: while the model embeds a batch's new text
@@ -76,6 +80,9 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     for uri in sorted(set(known) - seen):
         remove_file(st, uri, report)
     _fill_missing_vectors(st, embedder, report)
+    # committed above, so the store already answers (full text + first model) while e5 fills in
+    if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
+        e5_stage.after_sync(st, cfg, e5_limit)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if not st.readonly:  # every note without a document row was read again above: this is all of them
@@ -113,6 +120,8 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
     known = {uri: sql.get_document(st.con, uri) for uri, _ in present}
     index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
     _note_skipped(st, {st.filter.uri_of(p) for p in paths} - {None}, report)
+    if embedder.dim:
+        e5_stage.after_sync(st, cfg, EDIT_E5_TEXTS)
     report.seconds = time.perf_counter() - t0
     return report
 

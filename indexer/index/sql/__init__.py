@@ -33,3 +33,6 @@ from indexer.index.sql.checks import (  # noqa: F401
     delete_document, delete_chunk_rows, vector_signature, vectors_after, all_vectors_with_rowid,
     vector_rowids, vectors_for_ids,
 )
+from indexer.index.sql.e5 import (  # noqa: F401
+    has_e5_table, bind_e5, e5_missing, put_e5, e5_vectors, e5_all, e5_progress, delete_orphan_e5,
+)

@@ -7,6 +7,7 @@ import time
 from indexer.index import db
 from indexer.index.sql.queries import _space_bounds, _with_space
 from indexer.index.sql.records import skipped_notes
+from indexer.index.sql.e5 import e5_progress
 from indexer.index.sql.schema import _SELECT, has_vec_table
 from indexer.index.sql.text_stats import chunk_count
 
@@ -58,8 +59,10 @@ def get_stats(con) -> dict:
     by_kind.update((r["kind"], r["n"]) for r in db.rows(con, "SELECT kind, count(*) AS n FROM chunks GROUP BY kind"))
     docs = db.rows(con, "SELECT count(*) AS n, max(indexed_at) AS last FROM documents")[0]
     vectors = db.rows(con, "SELECT count(*) AS n FROM chunks_vec")[0]["n"] if has_vec_table(con) else 0
+    e5_done, e5_texts = e5_progress(con)
     return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type,
-            "memories": by_kind["memory"], "sections": by_kind["section"], "skipped": len(skipped_notes(con))}
+            "memories": by_kind["memory"], "sections": by_kind["section"], "skipped": len(skipped_notes(con)),
+            "e5_vectors": e5_done, "e5_texts": e5_texts}
 
 
 # ---- dynamics and cleanup ------------------------------------------------------------------

