@@ -84,10 +84,14 @@ def on_topic(hits, query: str):
     def fair(h):
         c = h.explain.get("e5_cosine") if h.explain else None
         return None if c is None else c + (CROSS_SCRIPT if mostly_han(h.content) != han else 0.0)
-    best = max((f for f in map(fair, hits) if f is not None), default=None)
+    # measured from the values still current: a struck-through old value (often the closer wording) must
+    # not push the current one out of the block
+    current = [fair(h) for h in hits if not (h.explain or {}).get("superseded")]
+    best = max((f for f in current if f is not None), default=None)
     if best is None:
         return hits
-    return [h for h in hits if fair(h) is not None and fair(h) >= best - ON_TOPIC_GAP]
+    kept = [h for h in hits if fair(h) is not None and fair(h) >= best - ON_TOPIC_GAP]
+    return kept if not hits or hits[0] in kept else [hits[0], *kept]  # the ranking's first answer always stays
 
 
 def _run(search, q: str, limit: int, scope: str):
