@@ -353,7 +353,9 @@ def test_daemon_on_a_full_disk_logs_once_keeps_searching_and_indexes_when_space_
         assert not d.uris("burrows")
         resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))  # space is back
         assert eventually(lambda: d.uris("burrows") == {"puffin.md"}, timeout=90), d.log.read_text()
-        assert d.events("store_writes_resumed") == 1 and d.events("store_writes_stalled") == 1
+        # logged when the retry's job ends, which is after its commit (and after the ranking vectors it fills)
+        assert eventually(lambda: d.events("store_writes_resumed") == 1, timeout=60), d.log.read_text()
+        assert d.events("store_writes_stalled") == 1
     finally:
         assert d.stop() == 0, d.log.read_text()
     r = d.cli("verify")
