@@ -59,7 +59,7 @@ def main() -> None:
                 answered += 1
                 gaps.append(float(cos.max() - cos[hit].max()))  # how far the best answer sits below the best
                 base = run.base(q)[1][:len(cos)]
-                s = 0.5 * minmax(base) + 0.5 * minmax(cos)  # the stage's score (ops/e5_stage.rerank)
+                s = 0.5 * minmax(base) + 0.5 * minmax(cos)  # the stage's score (retrieval/e5_stage.rerank)
                 stage_gaps.append(float(s.max() - s[hit].max()))
         g, sg = np.array(gaps), np.array(stage_gaps)
         report[name] = {"queries": len(run.queries), "answer_in_pool": answered,

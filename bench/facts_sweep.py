@@ -4,7 +4,7 @@
     python bench/eval.py --sets locomo-facts-dev --modes hybrid --embedders sentence-transformers
     python bench/facts_sweep.py [--minilm]                                  # --minilm: the second index too
 
-Each question's candidates are collected once with the live code (`ops/search._collect`: BM25,
+Each question's candidates are collected once with the live code (`retrieval/search._collect`: BM25,
 feedback BM25, cosine); the default ranking is then rebuilt from them with the live fusion and
 lifts (it reproduces `eval.py`'s R@10 and budget exactly) and each variant changes one step.
 Prints R@10 and the share of relevant lines within a 1,500-character block, overall and per
@@ -31,8 +31,8 @@ from eval import default_eval_dir  # noqa: E402
 from indexer import config as config_mod  # noqa: E402
 from indexer.index import db, sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.ops import episodes, fusion  # noqa: E402
-from indexer.ops import search as search_mod  # noqa: E402
+from indexer.retrieval import episodes, fusion  # noqa: E402
+from indexer.retrieval import search as search_mod  # noqa: E402
 
 BUDGET = 1500
 

@@ -31,10 +31,10 @@ from indexer import config as config_mod
 from indexer.index import db
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.ops import vector_matrix  # noqa: E402
+from indexer.retrieval import vector_matrix  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.models import Chunk, Note, sha256_text  # noqa: E402
-from indexer.ops.continuity import write_note  # noqa: E402
+from indexer.sync.continuity import write_note  # noqa: E402
 from indexer.remote import Client, socket_path  # noqa: E402
 
 MODES = ("fts", "vector", "hybrid")

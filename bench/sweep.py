@@ -15,7 +15,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from eval import default_eval_dir, load_queries  # noqa: E402
-from indexer.ops import search as search_mod  # noqa: E402
+from indexer.retrieval import search as search_mod  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.textseg import fts_match_expression  # noqa: E402
 

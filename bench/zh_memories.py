@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO))
 
 from indexer import config  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.ops.add import normalise  # noqa: E402
+from indexer.memories.add import normalise  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "zh_memories.jsonl"
 

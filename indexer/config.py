@@ -36,7 +36,7 @@ class Config:
     vector_weight_memory: float = 0.7  # same, for memory records (one list item of a memory note), any language
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
-    rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (ops/e5_stage)
+    rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/e5_stage)
     feedback_docs: int = 15  # hybrid: top full-text hits whose words expand the query (0 = off)
     feedback_terms: int = 5  # expansion words taken from them
     feedback_weight: float = 0.2  # weight of the expanded query's BM25 next to the original's

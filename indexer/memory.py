@@ -10,12 +10,12 @@ from indexer.index import sql
 from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.models import Hit, VerifyReport
-from indexer.ops import counters
-from indexer.ops.rebuild import rebuild_store
-from indexer.ops.search import make_query, search
+from indexer.memories import usage as counters
+from indexer.sync.rebuild import rebuild_store
+from indexer.retrieval.search import make_query, search
 from indexer.index.stores import Store, open_store, store_roots
 from indexer.models import SyncReport
-from indexer.ops.sync import sync_store
+from indexer.sync.store_sync import sync_store
 
 
 class Memory:
@@ -99,16 +99,16 @@ class Memory:
         """One merged ranking over the chosen stores; every returned hit counts as an access.
         since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them; time words in the
         query (上周, last week) name a window relative to `now` (a day; default: today)."""
-        from indexer.ops import timewindow
+        from indexer.retrieval import timewindow
         return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
                             under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
                             since=since, until=until, now=now)
 
     def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
         """search() within the window given (recall keeps its question's window when it adds context)."""
-        from indexer.ops import timewindow
+        from indexer.retrieval import timewindow
         q = make_query(self.cfg, query, now=now, **args)
-        from indexer.ops.supersede import demote
+        from indexer.memories.supersede import demote
         hits = demote(timewindow.search(lambda one: search(self.stores(scope), self.embedder, self.cfg, one), q,
                                         window, self.cfg))
         if bump:
@@ -126,7 +126,7 @@ class Memory:
     # -- daemon-era operations: status, decay and cleanup passes ------------------------------------
     def status(self, scope: str = "all") -> dict:
         """Per store: files, chunks, last sync, and whether the index lags the notes (stat scan)."""
-        from indexer.ops.passes import stale_files
+        from indexer.sync.passes import stale_files
         out = {}
         for st in self.stores(scope):
             s = sql.get_stats(st.con)
@@ -139,12 +139,12 @@ class Memory:
 
     def decay(self, scope: str = "all") -> list[dict]:
         """Recompute every chunk's strength now (what the daemon's hourly pass does)."""
-        from indexer.ops.passes import decay_store
+        from indexer.sync.passes import decay_store
         return [decay_store(st, self.cfg) for st in self.stores(scope)]
 
     def cleanup(self, scope: str = "all") -> list[dict]:
         """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
-        from indexer.ops.passes import cleanup_store
+        from indexer.sync.passes import cleanup_store
         return [cleanup_store(st) for st in self.stores(scope)]
 
     # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
@@ -157,8 +157,8 @@ class Memory:
         "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through.
         Text holding a secret is refused (InputError) unless redact=True.
         """
-        from indexer.ops.add import add_memory
-        from indexer.ops.supersede import add_superseding
+        from indexer.memories.add import add_memory
+        from indexer.memories.supersede import add_superseding
         space = self._space(space)
         return add_superseding(
             lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
@@ -173,9 +173,9 @@ class Memory:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down.
         Time words in the query (上周, last week) name a window relative to `now`; the block says so."""
         from indexer.notes.spaces import space_name
-        from indexer.ops.recall import recall
-        from indexer.ops.timespan import bounds
-        from indexer.ops import timewindow
+        from indexer.retrieval.recall import recall
+        from indexer.retrieval.timespan import bounds
+        from indexer.retrieval import timewindow
         space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
         window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
         bounds(since, until, timewindow.timespan.today(now))  # and a bad date
@@ -188,22 +188,22 @@ class Memory:
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
         return timewindow.tell_recall(res, window)
 
-    # -- agents: read back, correct and forget one memory (logic in ops/get.py and ops/edit.py) -------
+    # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""
-        from indexer.ops.get import get_memory
-        from indexer.ops.supersede import with_chain
+        from indexer.memories.get import get_memory
+        from indexer.memories.supersede import with_chain
         return with_chain(self.stores(scope), get_memory(self.stores(scope), ref, space=self._space(space)),
                           self._space(space))
 
     def history(self, id: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
-        from indexer.ops.supersede import history
+        from indexer.memories.supersede import history
         return history(self.stores(scope), id, space=self._space(space))
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories, newest first."""
-        from indexer.ops.get import recent_records
+        from indexer.memories.get import recent_records
         return recent_records(self.stores(scope), limit, space=self._space(space))
 
     def spaces(self, scope: str = "all") -> list[dict]:
@@ -213,33 +213,33 @@ class Memory:
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
-        from indexer.ops.edit import update_memory
+        from indexer.memories.edit import update_memory
         return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn,
                              space=self._space(space), expected_hash=expected_hash, redact=redact)
 
     def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
         """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
-        from indexer.ops.edit import forget_memory
+        from indexer.memories.edit import forget_memory
         return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn,
                              space=self._space(space), expected_hash=expected_hash)
 
     def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
                         limit: int | None = None) -> dict:
         """The memories a query finds; removed only with yes=True (else: what would be removed)."""
-        from indexer.ops.edit import forget_matching
+        from indexer.memories.edit import forget_matching
         return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
                                writes=self.writes, warn=self._warn, space=self._space(space), yes=yes, limit=limit)
 
     def locate(self, id: str, scope: str = "all") -> str | None:
         """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
-        from indexer.ops.locate import space_of_memory
+        from indexer.memories.locate import space_of_memory
         return space_of_memory(self.stores(scope), id)
 
     def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
                      dry_run: bool = False, progress=None, skip_bad: bool = False) -> dict:
         """Import SillyTavern chats, lorebooks, cards or a mem0 export; a second run adds nothing."""
         from dataclasses import asdict
-        from indexer.ops.import_notes import import_path
+        from indexer.memories.import_notes import import_path
         return asdict(import_path(path, self.cfg, fmt=format, space=self._space(space), scope=scope, dry_run=dry_run,
                                   skip_bad=skip_bad, index_notes=self.writes.index_notes, progress=progress,
                                   warn=self._warn))
@@ -247,7 +247,7 @@ class Memory:
     # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
-        from indexer.ops.verify import check_store
+        from indexer.sync.verify import check_store
         return [check_store(name, lambda n=name: self.stores(n)[0], self.cfg, self.embedder, repair,
                             rebuild=lambda n=name: self.rebuild(scope=n), warn=self._warn)
                 for name, _root in store_roots(self.cfg, scope)]
@@ -277,7 +277,7 @@ class LocalWrites:
         self.index_notes(store, [path])
 
     def index_notes(self, store: str, paths: list[Path]) -> None:
-        from indexer.ops.sync import index_paths
+        from indexer.sync.store_sync import index_paths
         index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:

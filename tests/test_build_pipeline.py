@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from indexer.index import db, sql
-from indexer.ops import sync
+from indexer.sync import store_sync as sync
 
 SHARED = "# Reminder\n\n" + "Every note in this folder ends with the same reminder about the quarterly backup drill. " * 12
 

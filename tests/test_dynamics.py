@@ -6,7 +6,7 @@ import pytest
 
 from indexer.index import db
 from indexer.index import sql
-from indexer.ops.dynamics import DAY, half_life_days, strength
+from indexer.sync.dynamics import DAY, half_life_days, strength
 
 NOW = 1_800_000_000.0
 

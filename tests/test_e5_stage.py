@@ -5,7 +5,7 @@ import pytest
 from indexer import e5
 from indexer.index import db, sql
 from indexer.notes.chunker import parse_note
-from indexer.ops import e5_stage
+from indexer.retrieval import e5_stage
 
 FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
           "- 2026-03-01: 我女儿今年六岁，最喜欢画画和游泳。\n"

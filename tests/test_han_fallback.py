@@ -27,5 +27,5 @@ def test_the_fallback_is_per_store_and_only_for_words_a_store_never_indexed(make
 
 
 def test_the_ideal_score_never_fails_on_counts_read_apart():
-    from indexer.ops.query_match import _idf
+    from indexer.retrieval.query_match import _idf
     assert _idf(10, 1) > _idf(10, 4) > 0 and _idf(10, 6) == 1e-6 and _idf(3, 5) == 1e-6  # a commit in between

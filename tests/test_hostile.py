@@ -253,7 +253,7 @@ def test_name_swapped_for_a_fifo_or_a_device_after_the_walk_is_not_read(tmp_path
     os.mkfifo(home / "pipe.md")  # open() without O_NONBLOCK would wait here for a writer forever
     (home / "dev.md").unlink()
     (home / "dev.md").symlink_to("/dev/zero")
-    from indexer.ops import sync
+    from indexer.sync import store_sync as sync
     with _memory(home, none_embedder) as mem:
         st = mem.stores()[0]
         rep = sync.index_paths(st, [home / "pipe.md"], none_embedder, mem.cfg)
@@ -296,7 +296,7 @@ def test_note_deleted_or_truncated_while_being_read(tmp_path, none_embedder, mon
 
     for i in range(6):
         (home / f"n{i}.md").write_text(f"# n{i}\n\nchanged body {i}\n" * 3)
-    monkeypatch.setattr("indexer.ops.sync.read_note", racing)
+    monkeypatch.setattr("indexer.sync.store_sync.read_note", racing)
     with _memory(home, none_embedder) as mem:
         rep = mem.index()[0]
         assert any("n1.md" in s for s in rep.skipped)

@@ -22,15 +22,21 @@ ALLOWED = {
     "indexer.e5": BASE,
     "indexer.notes": BASE,
     "indexer.index": BASE | {"indexer.notes"},
-    "indexer.ops": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5"},
-    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder"},
+    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5"},
+    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5", "indexer.retrieval"},
+    "indexer.memories": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval"},
+    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval",
+                              "indexer.sync", "indexer.memories"},
     "indexer.remote": BASE | {"indexer.protocol"},
-    "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.protocol"},
-    "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
-                              "indexer.memory", "indexer.log", "indexer.remote", "indexer.protocol", "indexer.mcp"},
-    "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.ops", "indexer.embedder",
-                                         "indexer.roots", "indexer.memory", "indexer.log", "indexer.remote",
-                                         "indexer.daemon", "indexer.protocol", "indexer.mcp"},
+    "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.memories",
+                           "indexer.protocol"},
+    "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.sync",
+                              "indexer.memories", "indexer.embedder", "indexer.memory", "indexer.log",
+                              "indexer.remote", "indexer.protocol", "indexer.mcp"},
+    "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.sync",
+                                         "indexer.memories", "indexer.embedder", "indexer.roots", "indexer.memory",
+                                         "indexer.log", "indexer.remote", "indexer.daemon", "indexer.protocol",
+                                         "indexer.mcp"},
     "indexer.__main__": {"indexer.cli"},
     "indexer": BASE | {"indexer.memory"},
 }
@@ -85,7 +91,7 @@ def graph() -> dict[str, set[str]]:
         for name in imports_of(path):
             if name.split(".")[0] != "indexer":
                 continue
-            while name not in mods and "." in name:  # `from indexer.ops import sync` names a module
+            while name not in mods and "." in name:  # `from indexer.sync import rebuild` names a module
                 name = name.rsplit(".", 1)[0]
             if name != mod:
                 g[mod].add(name)
@@ -149,11 +155,11 @@ def test_no_import_cycles():
 
 
 def test_the_checker_sees_a_forbidden_import(tmp_path):
-    """The rules above can fail: an ops module importing the daemon is caught."""
+    """The rules above can fail: a retrieval module importing the daemon is caught."""
     fake = tmp_path / "x.py"
     fake.write_text("from indexer.daemon import service\n")
     deps = {n for n in imports_of(fake)}
-    assert "indexer.daemon" not in ALLOWED["indexer.ops"] and any(layer(d) == "indexer.daemon" for d in deps)
+    assert "indexer.daemon" not in ALLOWED["indexer.retrieval"] and any(layer(d) == "indexer.daemon" for d in deps)
 
 
 def test_importing_the_package_is_cheap():

@@ -9,7 +9,7 @@ import pytest
 from indexer.errors import InputError
 from indexer.index import db, sql
 from indexer.notes.chunker import parse_note
-from indexer.ops.timespan import bounds
+from indexer.retrieval.timespan import bounds
 
 FACTS = """---
 type: fact

@@ -15,7 +15,7 @@ from indexer import config
 from indexer.index import db
 from indexer.index import sql
 from indexer.memory import Memory
-from indexer.ops import fusion
+from indexer.retrieval import fusion
 
 NOTES = {
     "user/tea.md": "# Tea\n\n- I drink oolong tea every morning without sugar.\n",

@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from indexer.ops.recall import HEADER, context_tail
+from indexer.retrieval.recall import HEADER, context_tail
 
 NOTES = {
     "user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black, without sugar or milk.\n",

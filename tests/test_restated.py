@@ -8,7 +8,7 @@ import pytest
 from conftest import write_notes
 from indexer import config
 from indexer.index import db
-from indexer.ops import restated
+from indexer.sync import restated
 from indexer.memory import Memory
 
 NAMES = ["apollo", "borealis", "cedar", "dune", "ember", "fjord", "granite", "harbor", "iris", "juniper",

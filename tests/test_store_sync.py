@@ -222,7 +222,7 @@ def _fts_pages(con):
 
 def test_a_bulk_build_leaves_the_full_text_index_in_one_segment(make_memory, none_embedder, tmp_path, monkeypatch):
     from indexer.index.sql import counters
-    from indexer.ops import sync
+    from indexer.sync import store_sync as sync
     monkeypatch.setattr(sync, "FILES_PER_BATCH", 2)  # many committed batches: many FTS5 segments
     notes = {f"n{i:02d}.md": f"# Note {i}\n\nheron {i} waits by the river, stone {i * 7}.\n" for i in range(24)}
     monkeypatch.setattr(counters, "BULK_CHUNKS", 10**6)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from indexer.ops.supersede import restates
+from indexer.memories.supersede import restates
 from test_http import server  # noqa: F401  (the fixture: `serve --http` on loopback)
 
 CASES = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "bench" / "data" /

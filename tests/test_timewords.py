@@ -8,7 +8,7 @@ import pytest
 
 from indexer.errors import InputError
 from indexer.notes.timewords import cn_number, find
-from indexer.ops.timespan import today
+from indexer.retrieval.timespan import today
 
 TODAY = date(2026, 11, 25)  # a Wednesday
 

@@ -9,8 +9,8 @@ import pytest
 
 from indexer.index import db, sql
 from indexer.models import Chunk, Note
-from indexer.ops import vector_matrix
-from indexer.ops.continuity import write_note
+from indexer.retrieval import vector_matrix
+from indexer.sync.continuity import write_note
 
 SENTENCES = [
     "I moved to Berlin last spring for a new job.", "我每天早上喝一杯手冲咖啡。", "The backup runs every night at two.",

@@ -13,7 +13,7 @@ from indexer.cli.memories import SPACE
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.names import MEMORY_TYPES as TYPES
-from indexer.ops.timespan import bounds, today
+from indexer.retrieval.timespan import bounds, today
 
 
 @click.command()

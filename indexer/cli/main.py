@@ -142,7 +142,7 @@ def _stats_line(name: str, s: dict) -> str:
 @pass_ctx
 def doctor(c: CliContext):
     """Check the extension, FTS5, the model, store paths and index identity; exit 1 on a problem."""
-    from indexer.ops.doctor import run_checks
+    from indexer.sync.doctor import run_checks
     checks = run_checks(c.config())
     for ch in checks:
         click.echo(f"{'ok ' if ch.ok else 'BAD'}  {ch.name}: {ch.detail}")

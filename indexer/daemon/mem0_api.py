@@ -10,7 +10,7 @@ from indexer.models import sha256_text
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS, owner_of
-from indexer.ops.get import record_date
+from indexer.memories.get import record_date
 
 SCOPE = "global"  # HTTP callers live outside any project: their memories are the global store's
 DEFAULT_TOP_K = 10

@@ -8,7 +8,7 @@ from indexer.daemon.jobs import Job
 from indexer.errors import StoreError
 from indexer.memory import Memory
 from indexer.models import Hit, SyncReport, VerifyReport
-from indexer.ops import counters
+from indexer.memories import usage as counters
 
 
 class DaemonWrites:

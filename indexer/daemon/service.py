@@ -13,7 +13,7 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import log
 from indexer.memory import Memory
-from indexer.ops import vector_matrix
+from indexer.retrieval import vector_matrix
 from indexer.daemon.reader import DaemonMemory
 from indexer.config import Config
 from indexer.embedder import load_embedder

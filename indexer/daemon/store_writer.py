@@ -12,14 +12,14 @@ from pathlib import Path
 from indexer import log
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
-from indexer.ops import counters
-from indexer.ops import e5_stage
-from indexer.ops.passes import cleanup_store, decay_store
-from indexer.ops.verify import check_store
-from indexer.ops.rebuild import rebuild_store
+from indexer.memories import usage as counters
+from indexer.sync import e5_vectors
+from indexer.sync.passes import cleanup_store, decay_store
+from indexer.sync.verify import check_store
+from indexer.sync.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
-from indexer.ops.sync import EDIT_E5_TEXTS, index_paths, sync_store
+from indexer.sync.store_sync import EDIT_E5_TEXTS, index_paths, sync_store
 from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
 from indexer.daemon.path_jobs import Sliced, expand, is_big, small_saves
 from indexer.daemon.stall import Stall
@@ -136,7 +136,7 @@ class StoreWriter(threading.Thread):
     def _fill_e5(self) -> bool:
         """One small batch of e5 vectors between jobs; True when none are left (or filling fails)."""
         try:
-            return e5_stage.fill(self._st, e5_stage.FILL_BATCH) < e5_stage.FILL_BATCH
+            return e5_vectors.fill(self._st, e5_vectors.FILL_BATCH) < e5_vectors.FILL_BATCH
         except Exception as exc:  # the stage only ranks: a failure leaves search on its first stage
             self._log.warning("e5_fill_failed", error=str(exc))
             return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.ops.recall import memory_text
+from indexer.retrieval.recall import memory_text
 
 COMPACT_CHARS = 120
 _FLAG = re.compile(r"--([a-z][a-z-]*)")

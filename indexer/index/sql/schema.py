@@ -94,7 +94,7 @@ def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokeniz
     problems = []
     if meta.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         problems.append(f"schema {meta['schema_version']} (this mdmem writes {SCHEMA_VERSION})")
-    # another chunker is no problem: the next sync re-chunks every note (ops/sync.chunking_id);
+    # another chunker is no problem: the next sync re-chunks every note (sync/store_sync.chunking_id);
     # another tokenizer would leave full-text rows of unchanged text tokenised the old way
     if meta.get("tokenizer") not in (None, tokenizer):
         problems.append(f"tokenizer {meta['tokenizer']} (configured {tokenizer})")

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from indexer.models import Hit
 from indexer.notes.timewords import Window, find
-from indexer.ops import timespan
+from indexer.retrieval import timespan
 
 _WORDY = re.compile(r"\w", re.U)
 

@@ -13,7 +13,7 @@ from indexer.errors import (CorruptIndexError, DiskFullError, NoteError, ReadOnl
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
 from indexer.models import Difference, SyncReport, VerifyReport  # noqa: F401  (re-exported)
-from indexer.ops.sync import _fill_missing_vectors, index_paths
+from indexer.sync.store_sync import _fill_missing_vectors, index_paths
 
 # Differences that only a whole-store repair can fix (the per-file ones name a uri).
 _FTS = "fts"

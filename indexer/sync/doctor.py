@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from indexer import e5
 from indexer.index import db
-from indexer.ops import e5_stage
+from indexer.retrieval import e5_stage
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config

@@ -17,9 +17,9 @@ from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
 from indexer.errors import NoteError
 from indexer.models import Note
-from indexer.ops import e5_stage
-from indexer.ops.continuity import Released, write_note
-from indexer.ops.restated import RestatementFinder
+from indexer.sync import e5_vectors
+from indexer.sync.continuity import Released, write_note
+from indexer.sync.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
 from indexer.models import SyncReport  # noqa: F401  (re-exported: callers read reports from sync)
@@ -82,7 +82,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     _fill_missing_vectors(st, embedder, report)
     # committed above, so the store already answers (full text + first model) while e5 fills in
     if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
-        e5_stage.after_sync(st, cfg, e5_limit)
+        e5_vectors.after_sync(st, cfg, e5_limit)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if not st.readonly:  # every note without a document row was read again above: this is all of them
@@ -121,7 +121,7 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
     index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
     _note_skipped(st, {st.filter.uri_of(p) for p in paths} - {None}, report)
     if embedder.dim:
-        e5_stage.after_sync(st, cfg, EDIT_E5_TEXTS)
+        e5_vectors.after_sync(st, cfg, EDIT_E5_TEXTS)
     report.seconds = time.perf_counter() - t0
     return report
 

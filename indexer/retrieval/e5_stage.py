@@ -1,4 +1,4 @@
-"""The second ranking stage: multilingual-e5-small re-scores the fused top candidates; its vectors' upkeep."""
+"""The second ranking stage: multilingual-e5-small re-scores the fused top candidates."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from indexer import e5
-from indexer.index import db
 from indexer.index import sql
-from indexer.index.stores import Store
-from indexer.notes.memory_items import text_to_embed
 
 # Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "A second model as a ranking stage"):
 # re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
@@ -27,54 +24,6 @@ SECTION_WEIGHT = 0.3
 # English first 0.842; 0.025: 0.947; 0): zh-memory-dev is the same at 0 and 0.05, and at 0 `make run`'s
 # English root-cause question lost its answer by 0.004, at 0.025 it is first again.
 CROSS_SCRIPT = 0.025
-FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
-
-
-def bind(st: Store) -> bool:
-    """Prepare a writable store for e5 vectors; False when the model cannot load (nothing changes)."""
-    if st.con.readonly("main") or e5.load("passage") is None:
-        return False
-    with db.transaction(st.con):
-        sql.bind_e5(st.con, e5.model_id())
-    return True
-
-
-def after_sync(st: Store, cfg, limit: int | None) -> int:
-    """A sync's last step: embed up to limit new texts for the stage (all when None)."""
-    if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
-        return 0
-    return fill(st, limit)
-
-
-def carry(st: Store, vectors: dict[str, bytes]) -> None:
-    """A rebuild's shadow file takes the live file's e5 vectors (texts no note holds are dropped after)."""
-    if vectors and bind(st):
-        with db.transaction(st.con):
-            sql.put_e5(st.con, {h: np.frombuffer(v, dtype=np.float32) for h, v in vectors.items()})
-
-
-def old_vectors(con, no_cache: bool) -> dict[str, bytes]:
-    """The live file's e5 vectors when the same model built them."""
-    if no_cache or sql.read_meta(con).get("e5_model") != e5.model_id():
-        return {}
-    return sql.e5_all(con)
-
-
-def fill(st: Store, limit: int | None = None, batch: int = 32) -> int:
-    """Embed up to limit chunk texts that lack an e5 vector (all when None); one write per batch."""
-    done = 0
-    while limit is None or done < limit:
-        want = batch if limit is None else min(batch, limit - done)
-        rows = sql.e5_missing(st.con, want)
-        if not rows:
-            break
-        vecs = e5.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
-        if len(vecs) != len(rows):
-            break
-        with db.transaction(st.con):
-            sql.put_e5(st.con, {r["content_hash"]: v for r, v in zip(rows, vecs)})
-        done += len(rows)
-    return done
 
 
 def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_POOL) -> list:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from indexer.errors import InputError, NotFoundError
 from indexer.index.stores import Store
 from indexer.notes.spaces import space_of
-from indexer.ops.get import ID, rows_named
+from indexer.memories.get import ID, rows_named
 
 
 def space_of_memory(stores: list[Store], record_id: str) -> str | None:

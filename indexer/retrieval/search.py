@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from indexer.index import db
-from indexer.ops import feedback
-from indexer.ops import e5_stage
-from indexer.ops import episodes
-from indexer.ops import fusion
-from indexer.ops import query_match
-from indexer.ops import timespan
-from indexer.ops import vector_leg
-from indexer.ops import vector_matrix
+from indexer.retrieval import feedback
+from indexer.retrieval import e5_stage
+from indexer.retrieval import episodes
+from indexer.retrieval import fusion
+from indexer.retrieval import query_match
+from indexer.retrieval import timespan
+from indexer.retrieval import vector_leg
+from indexer.retrieval import vector_matrix
 from indexer.index import sql
 from indexer.config import Config
 from indexer import validation

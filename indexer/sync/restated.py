@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexer.index import sql
-from indexer.ops.vector_matrix import int8_codes
+from indexer.retrieval.vector_matrix import int8_codes
 from indexer.notes.spaces import space_of
 
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text

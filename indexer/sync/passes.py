@@ -9,7 +9,7 @@ from pathlib import Path
 from indexer.index import db
 from indexer.index import sql
 from indexer.config import Config
-from indexer.ops.dynamics import strength
+from indexer.sync.dynamics import strength
 from indexer.index.stores import Store
 
 CHANGE_EPSILON = 1e-4  # strengths closer than this are not rewritten: keeps the pass's transaction small

@@ -15,7 +15,7 @@ import numpy as np
 
 from indexer.index import sql
 from indexer.index.stores import Store
-from indexer.ops import vector_matrix
+from indexer.retrieval import vector_matrix
 
 _AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-leg")
 

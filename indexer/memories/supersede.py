@@ -13,8 +13,8 @@ from indexer.models import Hit
 from indexer.notes.append import strip_item
 from indexer.notes.spaces import in_space
 from indexer.notes.textseg import query_terms
-from indexer.ops.get import find_record, record_dict
-from indexer.ops.search import space_filter
+from indexer.memories.get import find_record, record_dict
+from indexer.retrieval.search import space_filter
 
 RANK_FACTOR = 0.5  # a superseded memory's score is halved: it stays findable, below the value that replaced it
 MIN_COSINE = 0.5  # restated facts measured 0.505-0.964 (bench/data/contradictions.jsonl); unrelated ones 0.28

@@ -10,7 +10,7 @@ from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
-from indexer.ops.e5_stage import CROSS_SCRIPT, mostly_han
+from indexer.retrieval.e5_stage import CROSS_SCRIPT, mostly_han
 
 HEADER = "Relevant long-term memory:"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")

@@ -14,9 +14,9 @@ from indexer.notes.edit_lines import LineEdit, edit_lines, note_lines, note_targ
 from indexer.notes.privacy import screen
 from indexer.notes.scanner import read_note
 from indexer.notes.spaces import space_name, space_of
-from indexer.ops.add import MAX_ADD_CHARS
-from indexer.ops.get import find_record, record_dict
-from indexer.ops.search import make_query, search
+from indexer.memories.add import MAX_ADD_CHARS
+from indexer.memories.get import find_record, record_dict
+from indexer.retrieval.search import make_query, search
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")

@@ -1,1 +1,0 @@
-"""Operations on stores: sync, search and fusion, dynamics, passes, rebuild, verify, add, recall, doctor."""
