@@ -4,7 +4,7 @@
     python bench/eval.py --sets locomo-facts-dev --modes hybrid --embedders sentence-transformers
     python bench/facts_sweep.py [--minilm]                                  # --minilm: the second index too
 
-Each question's candidates are collected once with the live code (`retrieval/search._collect`: BM25,
+Each question's candidates are collected once with the live code (`retrieval/collect.collect`: BM25,
 feedback BM25, cosine); the default ranking is then rebuilt from them with the live fusion and
 lifts (it reproduces `eval.py`'s R@10 and budget exactly) and each variant changes one step.
 Prints R@10 and the share of relevant lines within a 1,500-character block, overall and per
@@ -32,7 +32,9 @@ from indexer import config as config_mod  # noqa: E402
 from indexer.index import db, sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.retrieval import episodes, fusion  # noqa: E402
-from indexer.retrieval import search as search_mod  # noqa: E402
+from indexer.retrieval.collect import collect  # noqa: E402
+from indexer.retrieval.query import analyze, make_query  # noqa: E402
+from indexer.retrieval.search import dynamics_multiplier  # noqa: E402
 
 BUDGET = 1500
 
@@ -47,12 +49,9 @@ def collect(home: Path, queries: list[dict], embedder: str) -> dict:
         vec = {i: sql.vector_for_id(st.con, i) for i in rows}
         items = []
         for q in queries:
-            query = search_mod.make_query(cfg, q["query"], mode="hybrid", under=[q["scope"]])
-            qvec = mem.embedder.embed_query(query.text)
-            cands: dict = {}
-            search_mod._collect(st, query, search_mod.fts_match_expression(query.text), qvec,
-                                max(cfg.candidates, query.limit * 2), cands, (cfg.feedback_docs, cfg.feedback_terms))
-            items.append({"q": q, "qvec": qvec, "cands": list(cands.values())})
+            aq = analyze(make_query(cfg, q["query"], mode="hybrid", under=[q["scope"]]))
+            pool = collect([st], mem.embedder, cfg, aq)
+            items.append({"q": q, "aq": aq, "qvec": pool.vector, "cands": list(pool.cands.values())})
     return {"rows": rows, "vec": vec, "items": items, "cfg": cfg}
 
 
@@ -80,11 +79,11 @@ def ranking(pool: dict, item: dict, cands=None, w_mem=None, lift=True, post=None
             text = (p["fts"] * min(1.0, top * scale_text) + cfg.feedback_weight * p["feedback"]) / (1 + cfg.feedback_weight)
             p["score"] = (1 - w_mem) * text + w_mem * p["vector"]
     row = {**{"type": "fact", "importance": 0, "reinforcement": 0, "access_count": 0}}
-    hits = [search_mod.row_hit({**row, **c.row}, "g", scored[c.key]["score"] *
-                               search_mod.dynamics_multiplier(c.row, cfg.decay_floor)) for c in cands]
+    hits = [fusion.row_hit({**row, **c.row}, "g", scored[c.key]["score"] *
+                           dynamics_multiplier(c.row, cfg.decay_floor)) for c in cands]
     hits = [h for h in hits if h.score > 0]
     if lift:
-        hits = episodes.lift(hits, item["q"]["query"])
+        hits = episodes.lift(hits, item["aq"].days, item["aq"].months)
     hits.sort(key=lambda h: (-h.score, h.uri, h.start_line))
     return post(pool, item, hits) if post else hits
 

@@ -15,9 +15,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from eval import default_eval_dir, load_queries  # noqa: E402
-from indexer.retrieval import search as search_mod  # noqa: E402
+from indexer.retrieval.collect import collect  # noqa: E402
+from indexer.retrieval.query import analyze, make_query  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.notes.textseg import fts_match_expression  # noqa: E402
 
 K = 10
 
@@ -29,13 +29,11 @@ def collect(home: Path, queries: list[dict], feedback: tuple[int, int]) -> list[
     with Memory(home=home) as mem:
         stores, emb = mem.stores("all"), mem.embedder
         for q in queries:
-            query = search_mod.make_query(mem.cfg, q["query"], mode="hybrid", under=[q["scope"]] if q.get("scope") else [])
-            qvec = emb.embed_query(query.text)
-            cands: dict = {}
-            for st in stores:
-                search_mod._collect(st, query, fts_match_expression(query.text), qvec, mem.cfg.candidates, cands, feedback)
+            query = make_query(mem.cfg, q["query"], mode="hybrid", under=[q["scope"]] if q.get("scope") else [])
+            cfg = mem.cfg.with_(feedback_docs=feedback[0], feedback_terms=feedback[1])
+            pool = collect(stores, emb, cfg, analyze(query))
             rows = [(c.row["uri"], c.row["start_line"], c.row["end_line"], nan(c.bm25), nan(c.similarity),
-                     nan(c.bm25_feedback)) for c in cands.values()]
+                     nan(c.bm25_feedback)) for c in pool.cands.values()]
             out.append({"q": q, "rows": rows})
     return out
 

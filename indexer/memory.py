@@ -12,7 +12,8 @@ from indexer.embedder import load_embedder
 from indexer.models import Hit, VerifyReport
 from indexer.memories import usage as counters
 from indexer.sync.rebuild import rebuild_store
-from indexer.retrieval.search import make_query, search
+from indexer.retrieval.query import make_query
+from indexer.retrieval.search import search_within
 from indexer.index.stores import Store, open_store, store_roots
 from indexer.models import SyncReport
 from indexer.sync.store_sync import sync_store
@@ -106,11 +107,8 @@ class Memory:
 
     def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
         """search() within the window given (recall keeps its question's window when it adds context)."""
-        from indexer.retrieval import timewindow
         q = make_query(self.cfg, query, now=now, **args)
-        from indexer.memories.supersede import demote
-        hits = demote(timewindow.search(lambda one: search(self.stores(scope), self.embedder, self.cfg, one), q,
-                                        window, self.cfg))
+        hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window)
         if bump:
             self.writes.record_access(hits)
         return hits
@@ -181,7 +179,7 @@ class Memory:
         bounds(since, until, timewindow.timespan.today(now))  # and a bad date
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self._search(text, window, scope=in_scope, limit=n, explain=True, bump=False, space=space,
+            return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space,
                                 since=since, until=until, now=now)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,

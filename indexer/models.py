@@ -66,12 +66,16 @@ class Hit:
     importance: int
     reinforcement: float
     access_count: int
-    explain: dict | None = None
+    explain: dict | None = None  # the signals, shown when the caller asked for them
     kind: str = "section"
     date: str | None = None
+    # every stage's reading of this hit (bm25, cosine, e5_cosine, lifts…): always filled by search, read by
+    # recall and forget; a hit that came over the socket has none
+    signals: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self, explain: bool = False) -> dict:
         d = asdict(self)
+        d.pop("signals")
         if not explain:
             d.pop("explain")
         d["score"] = round(self.score, 6)

@@ -7,7 +7,7 @@ from typing import Literal
 from indexer import config
 from indexer.errors import MdmemError
 from indexer.mcp.shape import compact, invalid_arguments, plain
-from indexer.retrieval.search import make_query
+from indexer.retrieval.query import make_query
 
 
 def _message(call) -> str:

@@ -15,7 +15,7 @@ from indexer.errors import InputError, MdmemError
 from indexer.notes import item_metadata
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
-from indexer.retrieval.search import space_filter
+from indexer.retrieval.collect import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
 MAX_ADD_CHARS = 8_000

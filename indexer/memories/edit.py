@@ -16,7 +16,8 @@ from indexer.notes.scanner import read_note
 from indexer.notes.spaces import space_name, space_of
 from indexer.memories.add import MAX_ADD_CHARS
 from indexer.memories.get import find_record, record_dict
-from indexer.retrieval.search import make_query, search
+from indexer.retrieval.query import make_query
+from indexer.retrieval.search import search
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
@@ -78,11 +79,11 @@ def forget_matching(query: str, *, stores: list[Store], embedder, cfg, writes, w
     A memory that cannot be removed on its own (several items in one chunk, or changed since it
     was indexed) is listed under "skipped" with the reason, and left alone.
     """
-    q = make_query(cfg, query, limit=limit, explain=True, space=space)
+    q = make_query(cfg, query, limit=limit, space=space)
     hits = search(stores, embedder, cfg, q)
     best = max((h.score for h in hits), default=0.0)
     hits = [h for h in hits if h.score >= FORGET_SHARE * best and (
-        h.explain.get("bm25") is not None or (h.explain.get("cosine") or 0.0) >= cfg.recall_weak_cosine)]
+        h.signals.get("bm25") is not None or (h.signals.get("cosine") or 0.0) >= cfg.recall_weak_cosine)]
     order = {h.id: i for i, h in enumerate(hits)}
     by_store = {st.name: st for st in stores}
     notes: dict[tuple[str, str], list[str]] = {}

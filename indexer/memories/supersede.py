@@ -3,7 +3,6 @@ it below the current one, and `history` reads the chain back from the Markdown a
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import date
 
@@ -14,9 +13,9 @@ from indexer.notes.append import strip_item
 from indexer.notes.spaces import in_space
 from indexer.notes.textseg import query_terms
 from indexer.memories.get import find_record, record_dict
-from indexer.retrieval.search import space_filter
+from indexer.notes.struck_lines import marked, struck
+from indexer.retrieval.collect import space_filter
 
-RANK_FACTOR = 0.5  # a superseded memory's score is halved: it stays findable, below the value that replaced it
 MIN_COSINE = 0.5  # restated facts measured 0.505-0.964 (bench/data/contradictions.jsonl); unrelated ones 0.28
 MAX_CHANGED = 4  # words that differ on each side: a new value, not a new sentence
 MIN_FRAME = 2  # words both open with: the subject and what is said of it ("I live in", "我 住在")
@@ -26,17 +25,6 @@ MANY_VALUED = {"have", "has", "had", "like", "likes", "love", "loves", "enjoy", 
                "有", "喜欢", "爱", "过敏", "也", "还"}
 ONE_VALUED = {"最", "favourite", "favorite"}  # 最喜欢的颜色, my favourite colour: one at a time after all
 CANDIDATES = 5
-_MARK = re.compile(r"~~(?P<old>.+?)~~\s*\(superseded on (?P<day>\d{4}-\d{2}-\d{2}) by (?P<id>[0-9a-f]{16})\)")
-
-
-def struck(text: str, day: date, new_id: str) -> str:
-    """The old memory's line as it stays in the note."""
-    return f"~~{text}~~ (superseded on {day.isoformat()} by {new_id})"
-
-
-def marked(content: str):
-    """The superseded mark in a memory's text (old text, day, new id), or None."""
-    return _MARK.search(content or "")
 
 
 def restates(old: str, new: str, cosine: float) -> bool:
@@ -83,17 +71,6 @@ def mark_old(stores, old_id: str, new_id: str, space: str | None, today: date, u
     done = update(row["id"], struck(text, today, new_id))
     return {"id": done["id"], "previous_id": row["id"], "uri": done["uri"], "start_line": done["start_line"],
             "text": text}
-
-
-def demote(hits: list[Hit]) -> list[Hit]:
-    """Superseded memories below the current ones (their score × RANK_FACTOR), order kept otherwise."""
-    if not any(marked(h.content) for h in hits):
-        return hits
-    out = [dataclasses.replace(h, score=h.score * RANK_FACTOR,
-                               explain=None if h.explain is None else {**h.explain, "superseded": True})
-           if marked(h.content) else h for h in hits]
-    out.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
-    return out
 
 
 def history(stores, record_id: str, space: str | None = None) -> dict:

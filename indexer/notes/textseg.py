@@ -130,7 +130,12 @@ def fts_match_expression(text: str, max_terms: int = MAX_QUERY_TERMS, unindexed=
     A Chinese word in `unindexed` (no note holds it as a token) is searched as the phrase of its
     characters instead: jieba may have cut a note's `很好用` into 很/好/用, so `好用` was never a token
     there, but its characters stand side by side."""
-    return match_any([han_phrase(t) if t in unindexed else t for t in query_terms(text)[:max_terms]])
+    return match_terms(query_terms(text)[:max_terms], unindexed)
+
+
+def match_terms(terms, unindexed=frozenset()) -> str:
+    """fts_match_expression for words already taken from a query (see there)."""
+    return match_any([han_phrase(t) if t in unindexed else t for t in terms])
 
 
 def han_words(terms) -> list[str]:
@@ -150,6 +155,14 @@ def match_any(words) -> str:
 
 def has_han(text: str) -> bool:
     return re.search(f"[{_HAN}]", text) is not None
+
+
+def mostly_han(text: str) -> bool:
+    """Chinese text rather than text with a Chinese name in it: a Han character carries about as much
+    as a word of three Latin letters."""
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return han > 0 and han * 3 >= latin
 
 
 _COUNT = re.compile(rf"[{_HAN}{_KANA_HANGUL}]|[^\W_{_HAN}{_KANA_HANGUL}]+|[^\s\w]")

@@ -8,6 +8,7 @@ import numpy as np
 
 from indexer import e5
 from indexer.index import sql
+from indexer.notes.textseg import mostly_han
 
 # Measured with bench/e5_stage.py over the five dev sets (docs/BENCHMARKS.md, "A second model as a ranking stage"):
 # re-scoring the fused top 30 with half e5 cosine won on every set and on each LoCoMo conversation.
@@ -26,8 +27,9 @@ SECTION_WEIGHT = 0.3
 CROSS_SCRIPT = 0.025
 
 
-def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_POOL) -> list:
-    """ranked: hits best first; hashes: (store, id) -> content_hash; cons: store -> connection.
+def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL) -> list:
+    """ranked: hits best first; hashes: (store, id) -> content_hash; cons: store -> connection; aq: the
+    analysed query.
 
     The top `pool` hits get score (1-a)·minmax(score) + a·minmax(e5 cosine), a by the hit's kind and the
     question's language, and keep
@@ -43,13 +45,13 @@ def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_
             con, [hashes[(x.store, x.id)] for x in top if x.store == name]).items()})
     if not vecs:
         return ranked
-    qv = e5.query(text)
+    qv = e5.query(aq.text)
     if qv is None:
         return ranked
     cos = np.array([float(vecs[(x.store, hashes[(x.store, x.id)])] @ qv)
                     if (x.store, hashes[(x.store, x.id)]) in vecs else np.nan for x in top])
     cos = np.where(np.isnan(cos), np.nanmin(cos), cos)
-    han = mostly_han(text)
+    han = aq.mostly_han
     fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
     base = np.array([x.score for x in top])
     weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
@@ -62,19 +64,10 @@ def rerank(ranked: list, hashes: dict, cons: dict, text: str, pool: int = STAGE_
     return [out[i] for i in order] + ranked[pool:]
 
 
-def mostly_han(text: str) -> bool:
-    """Chinese text rather than text with a Chinese name in it: a Han character carries about as much
-    as a word of three Latin letters."""
-    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
-    return han > 0 and han * 3 >= latin
-
-
 def _minmax(xs: np.ndarray) -> np.ndarray:
     lo, hi = float(xs.min()), float(xs.max())
     return (xs - lo) / (hi - lo) if hi > lo else np.ones_like(xs)
 
 
 def _rescore(hit, score: float, cosine: float):
-    explain = dict(hit.explain, e5_cosine=round(float(cosine), 6)) if hit.explain is not None else None
-    return replace(hit, score=float(score), explain=explain)
+    return replace(hit, score=float(score), signals={**hit.signals, "e5_cosine": round(float(cosine), 6)})

@@ -58,14 +58,14 @@ def _add(days: set, months: set, year: str, month: int, day: str | None) -> None
         days.add(when.isoformat())
 
 
-def lift(hits: list[Hit], query: str) -> list[Hit]:
-    """The hits with memory lifts added to their scores (order is left to the caller)."""
+def lift(hits: list[Hit], days, months) -> list[Hit]:
+    """The hits with memory lifts added to their scores (order is left to the caller); days and months:
+    what the query names (named_days)."""
     memories = [h for h in hits if h.kind == "memory" and h.date]
     if not memories:
         return hits
     best = max(hits, key=lambda h: h.score)
     top = max(memories, key=lambda h: h.score)
-    days, months = named_days(query)
     dated = {id(h) for h in memories}
     out = []
     for h in hits:
@@ -82,7 +82,6 @@ def lift(hits: list[Hit], query: str) -> list[Hit]:
                 extra += NAMED_MONTH
         score += extra * best.score
         if score != h.score:
-            explain = {**h.explain, "memory_lift": round(score - h.score, 4)} if h.explain is not None else None
-            h = dataclasses.replace(h, score=score, explain=explain)
+            h = dataclasses.replace(h, score=score, signals={**h.signals, "memory_lift": round(score - h.score, 4)})
         out.append(h)
     return out

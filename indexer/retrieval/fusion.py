@@ -1,8 +1,10 @@
-"""Pure score fusion of full-text and vector candidates: weighted (normalised) sum or RRF."""
+"""Search's second stage: full-text and vector signals fused into one relevance, weighted (normalised) sum or RRF."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from indexer.models import Hit
 
 
 @dataclass
@@ -66,3 +68,36 @@ def fts_only(cands: list[Candidate]) -> dict[tuple, dict]:
 
 def vector_only(cands: list[Candidate]) -> dict[tuple, dict]:
     return {c.key: {"score": c.similarity} for c in cands if c.similarity is not None}
+
+
+def fuse(pool, aq, cfg) -> list[Hit]:
+    """Search's second stage: one relevance per candidate from its signals, by the configured fusion. Every
+    hit carries its signals (the raw ones and each fused part); `explain` only ever shows them."""
+    listed = list(pool.cands.values())
+    if pool.mode == "fts":
+        scored = fts_only(listed)
+    elif pool.mode == "vector":
+        scored = vector_only(listed)
+    elif cfg.fusion == "rrf":
+        scored = rrf(listed, cfg.rrf_k)
+    else:
+        w = cfg.vector_weight_han if aq.han else cfg.vector_weight
+        scored = weighted(listed, w, cfg.feedback_weight if pool.feedback else 0.0, cfg.vector_weight_memory)
+    hits = []
+    for key, parts in scored.items():
+        c = pool.cands[key]
+        signals = {"mode": pool.mode, "record": c.row["kind"],
+                   **{k: round(v, 6) for k, v in parts.items() if k != "score"},
+                   "bm25": c.bm25, "cosine": c.similarity, "fts_rank": c.fts_rank, "vector_rank": c.vec_rank,
+                   "feedback_bm25": c.bm25_feedback, "feedback_words": list(pool.feedback_words.get(key[0], ())),
+                   "relevance": round(parts["score"], 6)}
+        hits.append(row_hit(c.row, key[0], parts["score"], signals))
+    return hits
+
+
+def row_hit(r: dict, store_name: str, score: float, signals: dict | None = None) -> Hit:
+    """A chunk row as the hit every caller sees."""
+    return Hit(id=r["id"], uri=r["uri"], start_line=r["start_line"], end_line=r["end_line"], section=r["section"],
+               content=r["content"], score=score, store=store_name, type=r["type"], importance=r["importance"],
+               reinforcement=r["reinforcement"], access_count=r["access_count"], kind=r["kind"],
+               date=r["memory_date"], signals=signals or {})

@@ -7,17 +7,17 @@ import math
 
 from indexer.index import db
 from indexer.index import sql
-from indexer.notes.textseg import MAX_QUERY_TERMS, fts_match_expression, han_words, query_terms
+from indexer.notes.textseg import MAX_QUERY_TERMS, han_words, match_terms, query_terms
 
 
-def match_for_store(con, text: str) -> str:
-    """fts_match_expression with this store's vocabulary: a multi-character Chinese query word that no
-    chunk holds as a token is searched as its characters in a row (see textseg.han_phrase)."""
-    words = han_words(query_terms(text)[:MAX_QUERY_TERMS])
+def match_for_store(con, terms) -> str:
+    """The MATCH of a query's words with this store's vocabulary: a multi-character Chinese query word that
+    no chunk holds as a token is searched as its characters in a row (see textseg.han_phrase)."""
+    words = han_words(terms)
     if not words:
-        return fts_match_expression(text)
+        return match_terms(terms)
     counts = sql.term_doc_counts(con, words)
-    return fts_match_expression(text, unindexed={w for w in words if not counts.get(w)})
+    return match_terms(terms, unindexed={w for w in words if not counts.get(w)})
 
 
 def ideal_bm25(con, text: str, chunks: int) -> float:

@@ -10,7 +10,8 @@ from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
-from indexer.retrieval.e5_stage import CROSS_SCRIPT, mostly_han
+from indexer.notes.textseg import mostly_han
+from indexer.retrieval.e5_stage import CROSS_SCRIPT
 
 HEADER = "Relevant long-term memory:"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -52,7 +53,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     if _weak(strength, cfg):
         # nothing close in meaning: keep only memories that share words with the query
         # ... or that are dated in the window its time words name (上周: everything of last week is asked for)
-        hits = [h for h in hits if not h.explain or h.explain.get("bm25") is not None or h.explain.get("in_window")]
+        hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or h.signals.get("in_window")]
     tier = next(name for name, q in tiers if q == used)
     hits = on_topic(hits, used)
     memories = render_memories(hits, max_chars)
@@ -82,11 +83,11 @@ def on_topic(hits, query: str):
     han = mostly_han(query)
 
     def fair(h):
-        c = h.explain.get("e5_cosine") if h.explain else None
+        c = h.signals.get("e5_cosine")
         return None if c is None else c + (CROSS_SCRIPT if mostly_han(h.content) != han else 0.0)
     # measured from the values still current: a struck-through old value (often the closer wording) must
     # not push the current one out of the block
-    current = [fair(h) for h in hits if not (h.explain or {}).get("superseded")]
+    current = [fair(h) for h in hits if not h.signals.get("superseded")]
     best = max((f for f in current if f is not None), default=None)
     if best is None:
         return hits
@@ -97,7 +98,7 @@ def on_topic(hits, query: str):
 def _run(search, q: str, limit: int, scope: str):
     """(hits, strength, query): strength is the best absolute cosine, or 1.0/0.0 without vectors."""
     hits = search(q, scope, limit)
-    cosines = [h.explain.get("cosine") for h in hits if h.explain and h.explain.get("cosine") is not None]
+    cosines = [h.signals["cosine"] for h in hits if h.signals.get("cosine") is not None]
     strength = max(cosines) if cosines else (1.0 if hits else 0.0)
     return hits, float(strength), q
 

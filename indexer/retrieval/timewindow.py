@@ -52,11 +52,8 @@ def _within(q, window: Window) -> tuple[str, str]:
 
 
 def _mark(h: Hit, window: Window, inside: bool, lift: float) -> Hit:
-    if not lift and h.explain is None:
-        return h
-    explain = None if h.explain is None else {**h.explain, "window": window.label(), "in_window": inside,
-                                               "window_lift": round(lift, 6)}
-    return dataclasses.replace(h, score=h.score + lift, explain=explain)
+    return dataclasses.replace(h, score=h.score + lift, signals={**h.signals, "window": window.label(),
+                                                                 "in_window": inside, "window_lift": round(lift, 6)})
 
 
 def tell_recall(res: dict, window: Window | None) -> dict:

@@ -1,0 +1,113 @@
+"""Search's first stage: each store's candidates, from its full text (with feedback words) and its vectors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from indexer.config import Config
+from indexer.index import db
+from indexer.index import sql
+from indexer.index.stores import Store
+from indexer.notes.textseg import match_any
+from indexer.retrieval import feedback
+from indexer.retrieval import query_match
+from indexer.retrieval import vector_leg
+from indexer.retrieval import vector_matrix
+from indexer.retrieval.fusion import Candidate
+from indexer.retrieval.query import AnalyzedQuery
+
+
+@dataclass
+class Pool:
+    """Every chunk either side saw, keyed (store, chunk id), and how they were looked for."""
+
+    mode: str  # the mode that can be served: "fts" when no vector could be had
+    cands: dict[tuple, Candidate] = field(default_factory=dict)
+    feedback_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per store
+    feedback: bool = False  # the expanded query's BM25 is a signal of this search
+    vector: np.ndarray | None = None
+    cons: dict = field(default_factory=dict)  # store name -> connection (later stages read vectors)
+
+    def add(self, store: str, row: dict) -> Candidate:
+        return self.cands.setdefault((store, row["id"]), Candidate((store, row["id"]), row))
+
+
+def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery) -> Pool:
+    """The candidates of every store: full text first, while the query's vector is made beside it."""
+    q = aq.q
+    want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0 and any(s.with_vec for s in stores)
+    want_text = bool(aq.match) and (q.mode in ("hybrid", "fts") or not want_vec)
+    pool_size = max(cfg.candidates, q.limit * 2)
+    # feedback is part of the weighted hybrid ranking it was measured in, not of plain full text
+    fb = (cfg.feedback_docs, cfg.feedback_terms) if (
+        q.mode == "hybrid" and want_vec and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
+    spaces = {st.name: space_filter(st, q.space) for st in stores}  # read once: every leg filters alike
+    dated = q.since is not None or q.until is not None
+    leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
+        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}) if want_vec else None
+    pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores})
+    for st in stores:
+        if want_text:
+            pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb)
+    pool.vector = leg.vector if leg is not None else None
+    for st in stores:
+        if st.with_vec and leg is not None:
+            _collect_vectors(st, aq, leg, pool, spaces[st.name])
+    if pool.vector is None and q.mode != "fts":
+        pool.mode = "fts"  # no vectors: degrade to full text
+    return pool
+
+
+def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: str | None,
+                  fb=None) -> tuple[str, ...]:
+    """This store's full-text candidates; returns the feedback words used (fb = (docs, words))."""
+    q = aq.q
+    found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms), size, under=q.under,
+                           space=space, since=q.since, until=q.until)
+    chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
+    ideal = query_match.ideal_bm25(st.con, q.text, chunks) if found else 1.0  # stores on one scale
+    for rank, r in enumerate(found, 1):
+        c = pool.add(st.name, r)
+        c.bm25, c.fts_rank = r["bm25"] / ideal, rank
+    if fb and fb[0] > 0 and fb[1] > 0 and found:
+        return _feedback(st, aq, found[:fb[0]], fb[1], size, pool, space, chunks)
+    return ()
+
+
+def _collect_vectors(st: Store, aq: AnalyzedQuery, leg: vector_leg.VectorLeg, pool: Pool, space: str | None) -> None:
+    """This store's nearest rows, and the cosine of every full-text candidate without one."""
+    near, from_matrix = leg.nearest(st, aq.q, space)
+    for rank, r in enumerate(near, 1):
+        c = pool.add(st.name, r)
+        c.similarity, c.vec_rank = r["similarity"], rank
+    # full-text candidates the KNN pool missed still get their true cosine
+    missed = [cid for (name, cid), c in pool.cands.items() if name == st.name and c.similarity is None]
+    for cid, sim in vector_matrix.cosines(st, leg.vector, missed, refresh=not from_matrix).items():
+        pool.cands[(st.name, cid)].similarity = sim
+
+
+def space_filter(st: Store, space: str | None) -> str | None:
+    """The SQL filter for a space: its name, "" for the default space, None when the store has no spaces
+    (then the default space is every row and the faster unfiltered KNN applies)."""
+    if space:
+        return space
+    return "" if sql.has_spaces(st.con) else None
+
+
+def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size: int, pool: Pool,
+              space: str | None, chunks: int) -> tuple[str, ...]:
+    """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
+    q = aq.q
+    exp = feedback.expansion_terms(
+        db.index_terms(st.con, q.text), sql.content_terms(st.con, top),
+        lambda term, surface, cap: sql.term_doc_count_upto(st.con, term, surface, cap), chunks, n_words)
+    if not exp.words:
+        return ()
+    found = sql.fts_search(st.con, match_any(exp.words), size, under=q.under, space=space,
+                           since=q.since, until=q.until)
+    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks) if found else 1.0
+    for r in found:
+        pool.add(st.name, r).bm25_feedback = r["bm25"] / ideal
+    return exp.words

@@ -1,0 +1,76 @@
+"""A query as the caller gave it (`Query`, checked once) and as every stage reads it (`AnalyzedQuery`, read once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from indexer import validation
+from indexer.config import Config
+from indexer.errors import ArgumentError
+from indexer.notes.spaces import space_name, space_uri
+from indexer.notes.textseg import MAX_QUERY_TERMS, fts_match_expression, has_han, mostly_han, query_terms
+from indexer.retrieval import timespan
+from indexer.retrieval.episodes import named_days
+
+MAX_QUERY_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    mode: str
+    limit: int
+    under: tuple[str, ...] = ()
+    min_score: float = 0.0
+    explain: bool = False
+    space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
+    since: str | None = None  # ISO day: memories dated on or after it
+    until: str | None = None  # ISO day: memories dated before it (the day after the --until day)
+
+
+def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
+               min_score: float | None = None, explain: bool = False, space: str | None = None,
+               since=None, until=None, now=None) -> Query:
+    text = validation.text("query", text, '"backup plan"')
+    mode = validation.mode(mode, cfg.mode)
+    limit = validation.limit(limit, cfg.limit)
+    min_score = validation.min_score(min_score, cfg.min_score)
+    under = [under] if isinstance(under, str) else under or ()
+    if not isinstance(under, (list, tuple)) or not all(isinstance(u, str) for u in under):
+        raise ArgumentError("under", "must be a folder prefix or a list of them", under, 'under="projects/"')
+    under = tuple(valid_text(u).strip().lstrip("./") for u in under if u.strip())
+    space = space_name(space)
+    under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
+    since, until = timespan.bounds(since, until, timespan.today(now))
+    return Query(text=valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
+                 min_score=min_score, explain=explain, space=space, since=since, until=until)
+
+
+def valid_text(text: str) -> str:
+    """Lone surrogates (undecodable bytes in argv) cannot reach SQLite or a model: make them U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    """What the stages ask of a query's text, worked out once: its words, whether it is Chinese, the days
+    it names. Per-store readings (a store's vocabulary, its idf) stay with the store's own stage."""
+
+    q: Query
+    terms: tuple[str, ...]  # the query's words as the full-text side keeps them (stopwords out, capped)
+    match: str  # the plain MATCH expression; "" when it has none (only punctuation or stopwords)
+    han: bool  # holds a Han character: the Chinese vector weight applies
+    mostly_han: bool  # Chinese rather than English with a Chinese name: the ranking model's script
+    days: frozenset[str] = field(default_factory=frozenset)  # YYYY-MM-DD the text names
+    months: frozenset[str] = field(default_factory=frozenset)  # YYYY-MM the text names
+
+    @property
+    def text(self) -> str:
+        return self.q.text
+
+
+def analyze(q: Query) -> AnalyzedQuery:
+    days, months = named_days(q.text)
+    return AnalyzedQuery(q=q, terms=tuple(query_terms(q.text)[:MAX_QUERY_TERMS]), match=fts_match_expression(q.text),
+                         han=has_han(q.text), mostly_han=mostly_han(q.text), days=frozenset(days),
+                         months=frozenset(months))
