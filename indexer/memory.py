@@ -1,4 +1,5 @@
-"""The library face of mdmem: `Memory` opens the stores once and runs every operation on them in-process."""
+"""The library face of mdmem: `Memory` opens the stores once and runs every operation on them; its index
+writes go to a `Writer` (at once in this process, or as the daemon's jobs)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,15 @@ from pathlib import Path
 
 from indexer import config as config_mod
 from indexer import validation
-from indexer.index import sql
 from indexer.config import Config
 from indexer.embedder import load_embedder
-from indexer.models import Hit, VerifyReport
-from indexer.memories import usage as counters
-from indexer.sync.rebuild import rebuild_store
+from indexer.index import sql
+from indexer.index.stores import Store, open_store, store_roots
+from indexer.memories import usage
+from indexer.models import Hit, SyncReport, VerifyReport
+from indexer.protocol import Writer
 from indexer.retrieval.query import make_query
 from indexer.retrieval.search import search_within
-from indexer.index.stores import Store, open_store, store_roots
-from indexer.models import SyncReport
-from indexer.sync.store_sync import sync_store
 
 
 class Memory:
@@ -29,7 +28,7 @@ class Memory:
     """
 
     def __init__(self, home: str | Path | None = None, project: str | Path | None = None, *,
-                 cfg: Config | None = None, embedder=None, warn=None, available=None, writes=None,
+                 cfg: Config | None = None, embedder=None, warn=None, available=None, writer=None,
                  read_only: bool = False, **settings):
         self.cfg = cfg or config_mod.load(home=Path(home) if home else None,
                                           project=Path(project) if project else None, **settings)
@@ -40,7 +39,7 @@ class Memory:
         self._available = available or (lambda name: True)
         # a daemon's reader opens read-only connections and hands every write to the store's writer
         self._read_only = read_only
-        self.writes = writes or LocalWrites(self)
+        self.writer: Writer = writer or LocalWriter(self)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -66,6 +65,12 @@ class Memory:
         from indexer.notes.spaces import as_stored
         return as_stored(space, [root for _name, root in store_roots(self.cfg, "all")])
 
+    def forget_store(self, name: str) -> None:
+        """Close this memory's connections to one store (its file is about to be replaced)."""
+        st = self._stores.pop(name, None)
+        if st is not None:
+            st.close()
+
     def close(self) -> None:
         for st in self._stores.values():
             st.close()
@@ -80,19 +85,11 @@ class Memory:
     # -- operations --------------------------------------------------------------------------
     def index(self, scope: str = "all", progress=None) -> list[SyncReport]:
         """Incremental sync: new, changed and deleted files only."""
-        return [sync_store(st, self.embedder, self.cfg, progress=progress, warn=self._warn)
-                for st in self.stores(scope)]
+        return self.writer.index(validation.scope(scope), progress)
 
     def rebuild(self, scope: str = "all", no_cache: bool = False, progress=None) -> list[SyncReport]:
         """Recreate the index from the Markdown and swap it in atomically."""
-        reports = []
-        for name, root in store_roots(self.cfg, scope):
-            st = self._stores.pop(name, None)
-            if st is not None:
-                st.close()
-            reports.append(rebuild_store(name, root, self.embedder, self.cfg, no_cache=no_cache,
-                                         progress=progress, warn=self._warn))
-        return reports
+        return self.writer.rebuild(validation.scope(scope), no_cache, progress)
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
@@ -110,7 +107,7 @@ class Memory:
         q = make_query(self.cfg, query, now=now, **args)
         hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window)
         if bump:
-            self.writes.record_access(hits)
+            self.writer.record_access(hits)
         return hits
 
     def stats(self, scope: str = "all") -> dict:
@@ -121,31 +118,20 @@ class Memory:
             out[st.name] = s
         return out
 
-    # -- daemon-era operations: status, decay and cleanup passes ------------------------------------
+    # -- the index's upkeep: status, decay and cleanup passes ------------------------------------------
     def status(self, scope: str = "all") -> dict:
-        """Per store: files, chunks, last sync, and whether the index lags the notes (stat scan)."""
-        from indexer.sync.passes import stale_files
-        out = {}
-        for st in self.stores(scope):
-            s = sql.get_stats(st.con)
-            lagging = stale_files(st)
-            out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging,
-                            "skipped": s["skipped"], "busy": None,
-                            "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
-        return out
+        """Per store: files, chunks, last sync, and whether the index lags the notes."""
+        return self.writer.status(validation.scope(scope))
 
     def decay(self, scope: str = "all") -> list[dict]:
         """Recompute every chunk's strength now (what the daemon's hourly pass does)."""
-        from indexer.sync.passes import decay_store
-        return [decay_store(st, self.cfg) for st in self.stores(scope)]
+        return self.writer.decay(validation.scope(scope))
 
     def cleanup(self, scope: str = "all") -> list[dict]:
         """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL."""
-        from indexer.sync.passes import cleanup_store
-        return [cleanup_store(st) for st in self.stores(scope)]
+        return self.writer.cleanup(validation.scope(scope))
 
-    # -- agents: write and recall (logic in adder.py / recall.py) -----------------------------
+    # -- agents: write and recall (memories/add.py, retrieval/recall.py) ------------------------------
     def add(self, text: str, type: str = "fact", importance: int | None = None, scope: str | None = None,
             file: str | None = None, redact: bool = False, space: str | None = None,
             supersedes: str | None = None) -> dict:
@@ -160,7 +146,7 @@ class Memory:
         space = self._space(space)
         return add_superseding(
             lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
-                                      writes=self.writes, warn=self._warn, type_=type, importance=importance,
+                                      writes=self.writer, warn=self._warn, type_=type, importance=importance,
                                       scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
             lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
             lambda rid, new: self.update(rid, new, space=space))
@@ -182,7 +168,7 @@ class Memory:
             return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space,
                                 since=since, until=until, now=now)
 
-        res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writes.record_access,
+        res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
         return timewindow.tell_recall(res, window)
 
@@ -212,13 +198,13 @@ class Memory:
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
         from indexer.memories.edit import update_memory
-        return update_memory(id, text, stores=self.stores("all"), writes=self.writes, warn=self._warn,
+        return update_memory(id, text, stores=self.stores("all"), writes=self.writer, warn=self._warn,
                              space=self._space(space), expected_hash=expected_hash, redact=redact)
 
     def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
         """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
         from indexer.memories.edit import forget_memory
-        return forget_memory(id, stores=self.stores("all"), writes=self.writes, warn=self._warn,
+        return forget_memory(id, stores=self.stores("all"), writes=self.writer, warn=self._warn,
                              space=self._space(space), expected_hash=expected_hash)
 
     def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
@@ -226,7 +212,7 @@ class Memory:
         """The memories a query finds; removed only with yes=True (else: what would be removed)."""
         from indexer.memories.edit import forget_matching
         return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
-                               writes=self.writes, warn=self._warn, space=self._space(space), yes=yes, limit=limit)
+                               writes=self.writer, warn=self._warn, space=self._space(space), yes=yes, limit=limit)
 
     def locate(self, id: str, scope: str = "all") -> str | None:
         """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
@@ -239,20 +225,16 @@ class Memory:
         from dataclasses import asdict
         from indexer.memories.import_notes import import_path
         return asdict(import_path(path, self.cfg, fmt=format, space=self._space(space), scope=scope, dry_run=dry_run,
-                                  skip_bad=skip_bad, index_notes=self.writes.index_notes, progress=progress,
+                                  skip_bad=skip_bad, index_notes=self.writer.index_notes, progress=progress,
                                   warn=self._warn))
 
-    # -- verification (reliability) ----------------------------------------------------------
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
-        from indexer.sync.verify import check_store
-        return [check_store(name, lambda n=name: self.stores(n)[0], self.cfg, self.embedder, repair,
-                            rebuild=lambda n=name: self.rebuild(scope=n), warn=self._warn)
-                for name, _root in store_roots(self.cfg, scope)]
+        return self.writer.verify(validation.scope(scope), repair)
 
 
-class LocalWrites:
-    """Index writes done at once on this process's own connections (no daemon serves the stores)."""
+class LocalWriter:
+    """The index writes done at once on this process's own connections (no daemon serves the stores)."""
 
     def __init__(self, mem: Memory):
         self.mem = mem
@@ -260,23 +242,62 @@ class LocalWrites:
     def _store(self, name: str) -> Store:
         return next(st for st in self.mem.stores(name) if st.name == name)
 
+    def index(self, scope: str, progress=None) -> list[SyncReport]:
+        from indexer.sync.store_sync import sync_store
+        return [sync_store(st, self.mem.embedder, self.mem.cfg, progress=progress, warn=self.mem._warn)
+                for st in self.mem.stores(scope)]
+
+    def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]:
+        from indexer.sync.rebuild import rebuild_store
+        reports = []
+        for name, root in store_roots(self.mem.cfg, scope):
+            self.mem.forget_store(name)  # its file is replaced: connections to the old one go first
+            reports.append(rebuild_store(name, root, self.mem.embedder, self.mem.cfg, no_cache=no_cache,
+                                         progress=progress, warn=self.mem._warn))
+        return reports
+
+    def decay(self, scope: str) -> list[dict]:
+        from indexer.sync.passes import decay_store
+        return [decay_store(st, self.mem.cfg) for st in self.mem.stores(scope)]
+
+    def cleanup(self, scope: str) -> list[dict]:
+        from indexer.sync.passes import cleanup_store
+        return [cleanup_store(st) for st in self.mem.stores(scope)]
+
+    def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
+        from indexer.sync.verify import check_store
+        return [check_store(name, lambda n=name: self.mem.stores(n)[0], self.mem.cfg, self.mem.embedder, repair,
+                            rebuild=lambda n=name: self.rebuild(n, False), warn=self.mem._warn)
+                for name, _root in store_roots(self.mem.cfg, scope)]
+
+    def status(self, scope: str) -> dict:
+        """Per store: files, chunks, last sync, and whether the index lags the notes (a stat scan)."""
+        from indexer.sync.passes import stale_files
+        out = {}
+        for st in self.mem.stores(scope):
+            s = sql.get_stats(st.con)
+            lagging = stale_files(st)
+            out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
+                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging,
+                            "skipped": s["skipped"], "busy": None,
+                            "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
+        return out
+
     def record_access(self, hits: list[Hit]) -> None:
         # only the stores that returned hits: counting never opens (or creates) a store the query left alone
-        counters.tell_once([counters.count_access(self._store(name), ids)
-                            for name, ids in counters.ids_by_store(hits).items()], self.mem._warn)
+        usage.tell_once([usage.count_access(self._store(name), ids)
+                         for name, ids in usage.ids_by_store(hits).items()], self.mem._warn)
 
     def settle_counts(self, stores: list[str]) -> None:
         pass  # counted at once: nothing is waiting
 
     def reinforce(self, store: str, chunk_id: str) -> float | None:
-        return counters.reinforce(self._store(store), chunk_id)
-
-    def index_note(self, store: str, path: Path) -> None:
-        self.index_notes(store, [path])
+        return usage.reinforce(self._store(store), chunk_id)
 
     def index_notes(self, store: str, paths: list[Path]) -> None:
         from indexer.sync.store_sync import index_paths
         index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
-        return counters.carry(self._store(store), uri, line, old)
+        return usage.carry(self._store(store), uri, line, old)
+

@@ -1,7 +1,15 @@
-"""What every memory backend answers: the in-process `Memory` and the daemon's socket client alike."""
+"""What every memory backend answers (`MemoryAPI`: `Memory` and the daemon's socket client alike), and
+what a `Memory` hands its index writes to (`Writer`: in this process, or the daemon's one writer per store).
+
+Every operation of `MemoryAPI` is served by a running daemon when one serves the stores, and by this
+process otherwise: that is the whole routing rule (the command line's `backend`).
+"""
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from indexer.models import Hit, SyncReport, VerifyReport
@@ -76,3 +84,45 @@ class MemoryAPI(Protocol):
 
 
 OPERATIONS = tuple(name for name in MemoryAPI.__dict__ if not name.startswith("_") and name != "close")
+
+
+class Writer(Protocol):
+    """Every change a `Memory` makes to an index. `memory.LocalWriter` does it at once on this process's
+    connections; `daemon.writer_jobs.DaemonWriter` makes each a job of the store's one writer thread."""
+
+    def index(self, scope: str, progress=None) -> list[SyncReport]: ...
+
+    def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]: ...
+
+    def decay(self, scope: str) -> list[dict]: ...
+
+    def cleanup(self, scope: str) -> list[dict]: ...
+
+    def verify(self, scope: str, repair: bool) -> list[VerifyReport]: ...
+
+    def status(self, scope: str) -> dict: ...
+
+    def record_access(self, hits: list[Hit]) -> None:
+        """Count the hits handed out (the daemon gathers them; nobody waits for them)."""
+
+    def settle_counts(self, stores: list[str]) -> None:
+        """Return once the access counts already handed over for these stores are written."""
+
+    def reinforce(self, store: str, chunk_id: str) -> float | None: ...
+
+    def index_notes(self, store: str, paths: list[Path]) -> None:
+        """Index these notes of the store now (an add, an edit, an import)."""
+
+    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None: ...
+
+
+def one_at_a_time(backend):
+    """A lender of one backend to callers on several threads (MCP over stdio): a `Memory`'s connections
+    and the socket client's connection serve one thread at a time, so each call waits for the one before."""
+    lock = threading.Lock()
+
+    @contextmanager
+    def lend():
+        with lock:
+            yield backend
+    return lend

@@ -178,7 +178,7 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
     from indexer.mcp.server import build_server
 
     names, results = asyncio.run(session_run())
-    stdio = [t.name for t in asyncio.run(build_server(None, cfg=config.load(home=server.home, env={})).list_tools())]  # what `mdmem mcp` lists
+    stdio = [t.name for t in asyncio.run(build_server(None, config.load(home=server.home, env={})).list_tools())]  # what `mdmem mcp` lists
     assert names == stdio and len(names) == 9
     assert set(names) <= set(TOOL_ARGS), "a new tool: give it arguments in TOOL_ARGS"
     for name in names:

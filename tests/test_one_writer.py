@@ -114,10 +114,17 @@ def test_memory_and_the_socket_client_share_one_signature_per_operation():
         assert inspect.signature(getattr(RemoteMemory, name)) == want, f"RemoteMemory.{name} drifted"
 
 
-def test_every_command_has_one_route():
-    from indexer.cli.backend import ROUTES
+def test_every_command_that_asks_the_memory_goes_through_the_daemon_when_one_runs():
+    """The routing rule is said once (cli/backend.py): a command that asks the memory calls `backend`, never
+    `c.memory()` itself; only the commands that open no index do neither."""
     from indexer.cli.main import cli
-    assert set(cli.commands) == set(ROUTES), "add the new command to cli/backend.py ROUTES"
+    asking, other = set(), set()
+    for name, command in cli.commands.items():
+        source = inspect.getsource(inspect.unwrap(command.callback))
+        assert "c.memory(" not in source, f"`{name}` opens the stores itself: call backend(c)"
+        (asking if "backend(c)" in source else other).add(name)
+    assert other == {"token", "serve", "doctor", "init"}
+    assert {"search", "add", "recall", "index", "rebuild", "import", "mcp", "status"} <= asking
 
 
 def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an_earlier_one(served, monkeypatch):

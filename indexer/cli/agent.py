@@ -84,7 +84,8 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, since, until,
 def mcp(c: CliContext, verbose):
     """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
     from indexer.mcp.server import serve_stdio
-    serve_stdio(backend(c), c.config(), verbose=verbose)
+    from indexer.protocol import one_at_a_time
+    serve_stdio(one_at_a_time(backend(c)), c.config(), verbose=verbose)
 
 
 COMMANDS: list = [add, recall, mcp]

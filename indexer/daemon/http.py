@@ -19,32 +19,8 @@ from indexer import log
 from indexer.daemon import http_guard as guard
 from indexer.daemon import mem0_api, mem0_platform
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
-from indexer.memory import Memory
 
 START_TIMEOUT_S = 15.0
-
-
-class Borrowed:
-    """The Memory face for HTTP handlers: each call runs on a reader the daemon lends for just that call."""
-
-    def __init__(self, daemon):
-        self._daemon = daemon
-
-    def __getattr__(self, name: str):
-        if not callable(getattr(Memory, name, None)):  # a plain attribute (cfg, embedder): read it off a reader
-            mem = self._daemon.reader()
-            try:
-                return getattr(mem, name)
-            finally:
-                self._daemon.give_back(mem)
-
-        def call(*args, **kwargs):
-            mem = self._daemon.reader()
-            try:
-                return getattr(mem, name)(*args, **kwargs)
-            finally:
-                self._daemon.give_back(mem)
-        return call
 
 
 def _status_of(exc: MdmemError) -> int:
@@ -68,7 +44,7 @@ def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: 
     """
 
     async def endpoint(request: Request):
-        args = [request.app.state.memory] + [request.path_params[p] for p in params]
+        args = [request.path_params[p] for p in params]
         if query:
             args.append(dict(request.query_params))
         if body:
@@ -78,7 +54,7 @@ def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: 
                 return _refuse(400, f"the body is not valid JSON ({exc}); send an object such as "
                                     '{"query": "tea", "user_id": "alice"}')
         try:
-            return JSONResponse(await run_in_threadpool(handler, *args))
+            return JSONResponse(await run_in_threadpool(_lent_call, request.app.state.lend, handler, args))
         except MdmemError as exc:
             return _refuse(_status_of(exc), str(exc), exc)
         except Exception as exc:  # never a traceback to the caller; the log has it
@@ -86,6 +62,12 @@ def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: 
             return _refuse(500, f"internal error ({type(exc).__name__}); see the daemon's log")
 
     return endpoint
+
+
+def _lent_call(lend, handler, args):
+    """The handler on a Memory lent for this call alone (on the worker thread that runs it)."""
+    with lend() as mem:
+        return handler(mem, *args)
 
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -208,9 +190,10 @@ def _with_cors(send, origin: str):
     return wrapped
 
 
-def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_body: int = guard.MAX_BODY,
+def build_app(lend, token: str, allowed: frozenset[str], mcp_server=None, max_body: int = guard.MAX_BODY,
               pages: frozenset[str] = frozenset()):
-    """The Starlette app: mem0's paths, MCP at /mcp when a server is given, everything behind Guard."""
+    """The Starlette app: mem0's paths, MCP at /mcp when a server is given, everything behind Guard. `lend()`
+    gives a Memory for one call (`with lend() as mem:`)."""
     routes = mem0_routes()
     mcp_app = None
     if mcp_server is not None:
@@ -228,7 +211,7 @@ def build_app(memory, token: str, allowed: frozenset[str], mcp_server=None, max_
             yield
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _http_error, 405: _http_error})
-    app.state.memory = memory
+    app.state.lend = lend
     app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body, pages=pages)
     return app
 
@@ -256,9 +239,8 @@ class HttpServer:
             raise StoreError(f"cannot listen on {self.host}:{self.port} ({exc.strerror}); choose another port "
                              "with --http 127.0.0.1:PORT") from None
         self.port = sock.getsockname()[1]
-        memory = Borrowed(self.daemon)
-        mcp_server = self.mcp_factory(memory) if self.mcp_factory else None
-        app = build_app(memory, guard.load_token(self.daemon.cfg.home), guard.allowed_hosts(self.host, self.port),
+        mcp_server = self.mcp_factory(self.daemon.lend, self.daemon.cfg) if self.mcp_factory else None
+        app = build_app(self.daemon.lend, guard.load_token(self.daemon.cfg.home), guard.allowed_hosts(self.host, self.port),
                         mcp_server, pages=self.pages)
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", server_header=False,
                                 timeout_graceful_shutdown=5)

@@ -137,11 +137,8 @@ class Server:
         if "project" in request:  # the caller's project: the daemon takes it on if it does not serve it yet
             project = Path(request["project"]) if request["project"] else None
             self.daemon.adopt(project)
-        mem = self.daemon.reader(project)  # read-only connections; its `writes` are writer jobs
-        try:
+        with self.daemon.lend(project) as mem:  # read-only connections; its writer hands writes to the writers
             return jsonable(getattr(mem, method)(**params), explain=bool(params.get("explain")))
-        finally:
-            self.daemon.give_back(mem)
 
     def _honour(self, expect: dict) -> None:
         """Refuse, in one line, a flag the daemon's warm model or stores cannot honour (never ignore it)."""

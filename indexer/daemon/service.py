@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import queue
 import signal
 import threading
 import time
@@ -12,9 +11,8 @@ from pathlib import Path
 
 from indexer import config as config_mod
 from indexer import log
-from indexer.memory import Memory
 from indexer.retrieval import vector_matrix
-from indexer.daemon.reader import DaemonMemory
+from indexer.daemon.lending import OWN, Lender
 from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
@@ -23,7 +21,6 @@ from indexer.daemon.jobs import Job, Reply
 from indexer.daemon.store_writer import StoreWriter
 
 LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
-OWN = object()  # a reader for the stores the daemon was started with
 
 
 class StoreLock:
@@ -80,9 +77,7 @@ class Daemon:
         self.scheduler = None
         self.server = None
         self.started_at = time.time()
-        self._readers: dict = {}  # project root (None: none) -> LifoQueue of idle readers of that view
-        self._generation = 0  # bumped when a store is detached or reopened: older readers hold stale files
-        self._born: dict[int, int] = {}  # id(reader) -> generation it was opened in
+        self.readers = Lender(self)  # the Memory objects requests borrow
         self._log = log.get()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -123,9 +118,8 @@ class Daemon:
             for w in self.writers.values():
                 w.submit(Job.RECONCILE)
             vector_matrix.keep_in_memory()
-            first = self.reader()
-            vector_matrix.warm(first.stores())  # open one reader's connections and vectors before the first request
-            self.give_back(first)
+            with self.lend() as first:
+                vector_matrix.warm(first.stores())  # one reader's connections and vectors before the first request
             self.server = Server(self.cfg, self)
             self.server.start()
             if self._http_options is not None:
@@ -175,7 +169,7 @@ class Daemon:
             w.submit(Job.RECONCILE)  # .mdmemignore or chunking settings may have changed
         self.watcher.debouncer.delay = cfg.debounce_ms / 1000.0
         self.scheduler.reload(cfg)
-        self._drain_readers()
+        self.readers.drain()
         self._log.info("config_reloaded", debounce_ms=cfg.debounce_ms, **{f"{k}_minutes": v for k, v in self.scheduler.intervals().items()})
 
     def _shutdown(self) -> None:
@@ -191,7 +185,7 @@ class Daemon:
                     self._log.warning("stop_failed", part=type(part).__name__, error=str(exc))
         for w in self.writers.values():
             w.join(timeout=60)  # the current file is finished and committed, then the thread ends
-        self._drain_readers()
+        self.readers.drain()
         for lock in self.locks:
             lock.release()
         self._log.info("daemon_stopped")
@@ -253,20 +247,7 @@ class Daemon:
                 self.watcher.rewatch(name)
             else:
                 self.watcher.unwatch(name)
-        self._generation += 1
-        self._drain_readers()
-        if not attached:
-            self._await_old_readers()
-
-    def _await_old_readers(self, timeout: float = 30.0) -> None:
-        """Let searches still running on the old index file finish and close it before a new one is made.
-
-        The last connection to close an index deletes `index.db-wal` and `-shm` by name: closed
-        after a new index exists at the same path, it would take the new index's files away.
-        """
-        deadline = time.monotonic() + timeout
-        while any(g < self._generation for g in list(self._born.values())) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        self.readers.retire(wait=not attached)
 
     def run_job(self, job: str, scope: str = "all", payload=None, progress=None, project=None) -> list:
         """Queue a job on each writer of the scope and wait for the results (socket requests)."""
@@ -281,49 +262,28 @@ class Daemon:
                 replies.append((w, reply))
         return [r.wait(self.cfg.job_timeout_s, what=f"the {w.store_name} store's writer") for w, r in replies]
 
-    # -- readers ----------------------------------------------------------------------------------
-    def reader(self, project=OWN) -> Memory:
-        """A Memory with its own connections for the stores of a caller in `project` (None: the global
-        store alone; by default the daemon's own), used by one request thread at a time."""
-        if project is OWN:
-            project = self.cfg.project
-        try:
-            return self._readers.setdefault(project, queue.LifoQueue()).get_nowait()
-        except queue.Empty:
-            mem = DaemonMemory(self, project, embedder=self._embedder,
-                               available=lambda name: self._open_store(name, project),
-                               warn=lambda m: self._log.warning("search_warning", reason=m))
-            self._born[id(mem)] = self._generation
-            return mem
+    # -- the Memory objects requests borrow (daemon/lending) ----------------------------------------------
+    @property
+    def embedder(self):
+        return self._embedder
 
-    def _open_store(self, name: str, project) -> bool:
-        w = self.writers.get(self.key(name, project))
-        # never open (and so create) a root the writer found missing: searches of it find nothing
-        return w is None or (w.missing is None and identity(w.root, folder=True) is not None)
+    @property
+    def log(self):
+        return self._log
 
-    def give_back(self, mem: Memory) -> None:
-        if mem.base is self.cfg and self._born.get(id(mem)) == self._generation and not self.stopping.is_set():
-            self._readers.setdefault(mem.project, queue.LifoQueue()).put(mem)
-        else:
-            self._born.pop(id(mem), None)
-            mem.close()
+    def lend(self, project=OWN):
+        """`with daemon.lend(project) as mem:` a Memory for one call (read-only connections, writes as jobs)."""
+        return self.readers.lend(project)
 
-    def _drain_readers(self) -> None:
-        for pool in list(self._readers.values()):
-            while True:
-                try:
-                    mem = pool.get_nowait()
-                except queue.Empty:
-                    break
-                self._born.pop(id(mem), None)
-                mem.close()
+    def reader(self, project=OWN):
+        return self.readers.take(project)
+
+    def give_back(self, mem) -> None:
+        self.readers.give_back(mem)
 
     def status(self, project=None) -> dict:
-        mem = self.reader(project)
-        try:
+        with self.lend(project) as mem:
             stats = mem.stats()
-        finally:
-            self.give_back(mem)
         out = {}
         for name, w in self.view(project):
             s = stats.get(name, {})

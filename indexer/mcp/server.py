@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -66,9 +65,9 @@ def version() -> str:
 class _Server(MCPServer):
     """MCPServer whose refusals are one plain sentence and whose resources are the notes as they are now."""
 
-    def __init__(self, mem, cfg, lock, **kwargs):
+    def __init__(self, lend, cfg, **kwargs):
         super().__init__(**kwargs)
-        self.mem, self.cfg, self.lock = mem, cfg, lock
+        self.lend, self.cfg = lend, cfg
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         try:
@@ -116,28 +115,25 @@ class _Server(MCPServer):
 
 
     def _read(self, uri: str) -> dict:
-        with self.lock:
-            return self.mem.get(uri, space=space_of(uri[len(SCHEME):].partition("/")[2]))
+        with self.lend() as mem:
+            return mem.get(uri, space=space_of(uri[len(SCHEME):].partition("/")[2]))
 
 
 def error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = "mdmem") -> MCPServer:
-    """An MCP server over one memory backend (`Memory`, or the daemon's client with its cfg).
-
-    Calls on the backend are serialised by lock: one `Memory` is not shared between threads.
-    """
-    cfg = cfg or mem.cfg
-    lock = lock or threading.Lock()
-    server = _Server(mem, cfg, lock, name=name, title="mdmem long-term memory", instructions=INSTRUCTIONS,
+def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
+    """An MCP server whose every call runs on the backend `lend()` gives for it (`with lend() as mem:`): the
+    daemon lends a Memory per call; one backend in this process is lent one call at a time
+    (`memory.one_at_a_time`)."""
+    server = _Server(lend, cfg, name=name, title="mdmem long-term memory", instructions=INSTRUCTIONS,
                      version=version(), log_level="WARNING")
 
     def run(call, shape=lambda r: r):
         try:
-            with lock:
-                return shape(call())
+            with lend() as mem:
+                return shape(call(mem))
         except MdmemError as exc:
             return error(plain(str(exc)))
 
@@ -149,7 +145,7 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                       limit: Limit = 5, scope: Scope = "all", mode: Mode | None = None, space: Space = None,
                       compact: Compact = False, since: Since = None, until: Until = None, now: Now = None) -> dict:
         """Keyword and meaning search over the memories; best first, each with id, uri, lines, content, score and date."""
-        return run(lambda: [h.to_dict() if hasattr(h, "to_dict") else h
+        return run(lambda mem: [h.to_dict() if hasattr(h, "to_dict") else h
                             for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space, since=since,
                                                 until=until, now=now)],
                    lambda hits: results(hits, compact))
@@ -157,12 +153,13 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
     def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],
                       context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
-                      max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
-                                                      description="Size budget of the block")] = 1500,
+                      max_chars: Annotated[int | None, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
+                                                             description="Size budget of the block (default: the "
+                                                                         "recall_max_chars setting)")] = None,
                       scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None,
                       now: Now = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
-        return run(lambda: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
+        return run(lambda mem: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
                                       space=space, since=since, until=until, now=now)["text"])
 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
@@ -181,21 +178,21 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                    ) -> dict:
         """Write one memory to its Markdown note and index it at once; returns its id. A near-duplicate reinforces the
         existing one; a new value for a stored fact strikes the old one through. Text holding a secret is refused."""
-        return run(lambda: mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact,
+        return run(lambda mem: mem.add(text, type=type, importance=importance, scope=scope, file=file, redact=redact,
                                    space=space, supersedes=supersedes))
 
     @server.tool(title="A memory's versions", annotations=READ)
     def memory_history(id: MemoryId, space: Space = None) -> dict:
         """The versions of a memory, oldest first: the values it replaced (struck through in the note) and the
         one that replaced it, each with its date and every id that names it."""
-        return run(lambda: mem.history(id, space=space))
+        return run(lambda mem: mem.history(id, space=space))
 
     @server.tool(title="Read a memory", annotations=READ)
     def memory_get(ref: Annotated[str, Field(description="A memory id, or a note path with optional lines: "
                                                          "user/preference.md, user/preference.md:3-5")],
                    space: Space = None, scope: Scope = "all") -> dict:
         """One memory (or note lines) as the Markdown holds it now, with id, lines, date, hash and counters."""
-        return run(lambda: mem.get(ref, space=space, scope=scope))
+        return run(lambda mem: mem.get(ref, space=space, scope=scope))
 
     @server.tool(title="Correct a memory", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
                                                                        idempotent_hint=True, open_world_hint=False))
@@ -205,7 +202,7 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
                       ) -> dict:
         """Replace one memory's text in its note; its date and counters stay, other lines are untouched.
         Returns the memory's new id."""
-        return run(lambda: mem.update(id, text, space=space, expected_hash=expected_hash, redact=redact))
+        return run(lambda mem: mem.update(id, text, space=space, expected_hash=expected_hash, redact=redact))
 
     @server.tool(title="Forget", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
                                                              idempotent_hint=True, open_world_hint=False))
@@ -218,25 +215,25 @@ def build_server(mem, cfg=None, lock: threading.Lock | None = None, name: str = 
         if bool(id) == bool(query):
             return error("Give either id or query.")
         if id:
-            return run(lambda: mem.forget(id, space=space, expected_hash=expected_hash))
-        return run(lambda: mem.forget_matching(query, space=space, yes=confirm))
+            return run(lambda mem: mem.forget(id, space=space, expected_hash=expected_hash))
+        return run(lambda mem: mem.forget_matching(query, space=space, yes=confirm))
 
     @server.tool(title="Recent memories", annotations=READ)
     def memory_recent(limit: Limit = 10, scope: Scope = "all", space: Space = None, compact: Compact = False) -> dict:
         """The newest memories, newest first."""
-        return run(lambda: mem.recent(limit=limit, scope=scope, space=space), lambda items: results(items, compact))
+        return run(lambda mem: mem.recent(limit=limit, scope=scope, space=space), lambda items: results(items, compact))
 
     @server.tool(title="Memory status", annotations=READ)
     def memory_status(scope: Scope = "all") -> dict:
         """Per store: where it lives, files, memories and vectors, and whether the index lags the notes."""
-        return run(lambda: mem.status(scope))
+        return run(lambda mem: mem.status(scope))
 
     return server
 
 
-def serve_stdio(mem, cfg=None, verbose: bool = False) -> None:
+def serve_stdio(lend, cfg, verbose: bool = False) -> None:
     """Serve over stdin/stdout; stderr carries only real problems unless verbose."""
-    server = build_server(mem, cfg)
+    server = build_server(lend, cfg)
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     log.setLevel(logging.INFO if verbose else logging.ERROR)
     server.run("stdio")

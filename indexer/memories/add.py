@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from indexer import validation
+from indexer.protocol import Writer
 from indexer.index import sql
 from indexer.memories.cite import cited_chunk
 from indexer.errors import InputError, MdmemError
@@ -23,20 +22,12 @@ JOURNAL_TYPE = "episodic"  # a new journal's own type; other memories in it carr
 DEDUP_CANDIDATES = 5  # chunks per store whose lines are compared one by one
 
 
-class StoreWrites(Protocol):
-    """The index writes an `add` needs; in-process they happen at once, under a daemon they are writer jobs."""
-
-    def reinforce(self, store: str, chunk_id: str) -> float | None: ...
-
-    def index_note(self, store: str, path: Path) -> None: ...
-
-
 def normalise(text: str) -> str:
     """The memory itself, without list marker, stamp or spacing differences (for comparisons)."""
     return " ".join(strip_item(text).split()).casefold()
 
 
-def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, type_: str = "fact",
+def add_memory(text: str, *, cfg, stores, embedder, writes: Writer, warn, type_: str = "fact",
                importance: int | None = None, scope: str | None = None, file: str | None = None,
                redact: bool = False, now: datetime | None = None, space: str | None = None,
                dedupe: bool = True) -> dict:
@@ -70,7 +61,7 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: StoreWrites, warn, t
     return {**base, "action": "appended", "id": record, "start_line": start, "end_line": end, "indexed": indexed}
 
 
-def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: float, warn,
+def _find_twin(text: str, open_stores, emb, writes: Writer, threshold: float, warn,
                space: str | None = None) -> dict | None:
     """The stored memory this text restates (≥ threshold), reinforced; None if new."""
     try:
@@ -108,10 +99,10 @@ def _find_twin(text: str, open_stores, emb, writes: StoreWrites, threshold: floa
             "reinforcement": writes.reinforce(st.name, row["id"])}
 
 
-def _index_now(target, writes: StoreWrites, warn) -> bool:
+def _index_now(target, writes: Writer, warn) -> bool:
     """Make the memory searchable now; the note is written either way (the daemon catches up)."""
     try:
-        writes.index_note(target.store, target.path)
+        writes.index_notes(target.store, [target.path])
         return True
     except MdmemError as exc:
         warn(f"{target.uri}: written but not indexed yet ({exc}); run `mdmem index`")

@@ -177,7 +177,7 @@ def _index_note(writes, target, warn, carry: tuple[dict, int] | None = None) -> 
     either way; when indexing fails the daemon or `mdmem index` catches up.
     """
     try:
-        writes.index_note(target.store, target.path)
+        writes.index_notes(target.store, [target.path])
         if carry is None:
             return True, None
         old, first = carry
