@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.index import db
 from indexer.index import sql
+from indexer.index.released_rows import Released
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
 from indexer.errors import for_os_error
@@ -18,14 +20,18 @@ from indexer.notes.textseg import TOKENIZER_VERSION
 
 @dataclass
 class Store:
-    """One Markdown root and its open index connection."""
+    """One Markdown root and its open index connection, with what this process keeps of it between calls."""
 
     name: str  # "global" or "project"
     root: Path
     con: object
     with_vec: bool
     filter: NoteFilter = field(repr=False)
-    released: object = field(default=None, repr=False)  # counters of rows removed lately (ops.continuity)
+    # rows removed lately, whose counters and vectors go to a copy that reappears (sync/continuity)
+    released: Released = field(default_factory=Released, repr=False)
+    # accesses not written yet (a busy writer, a full disk): counted with the next write that works
+    unwritten: Counter = field(default_factory=Counter, repr=False)
+    failure_told: bool = field(default=False, repr=False)  # a failed count is told once until one works
 
     @property
     def index_path(self) -> Path:
@@ -34,7 +40,6 @@ class Store:
     @property
     def readonly(self) -> bool:
         return db.is_readonly(self.con)
-
 
     def close(self) -> None:
         self.con.close()
@@ -86,15 +91,3 @@ def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
         con.close()
         raise
     return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root, follow_symlinks))
-
-
-def open_stores(cfg: Config, embedder, scope: str = "all") -> list[Store]:
-    opened: list[Store] = []
-    try:
-        for name, root in store_roots(cfg, scope):
-            opened.append(open_store(name, root, embedder, follow_symlinks=cfg.follow_symlinks))
-    except BaseException:
-        for s in opened:
-            s.close()
-        raise
-    return opened

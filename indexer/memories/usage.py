@@ -13,8 +13,6 @@ from indexer.models import Hit
 ACCESS_BUSY_MS = 250  # an access count is worth less than a search that waits on a long write
 MAX_KEPT = 10_000  # records whose unwritten counts are kept per store; beyond that the oldest are dropped
 
-_kept: dict[str, Counter] = {}  # index file -> record id -> accesses not written yet
-_told: set[str] = set()  # index files whose failure was told; a long-lived process tells once per stall
 
 
 def ids_by_store(hits: list[Hit]) -> dict[str, list[str]]:
@@ -29,13 +27,12 @@ def count_access(st: Store, ids: list[str]) -> StoreError | None:
     """Count each returned record, with the counts kept from earlier failures.
 
     A busy writer, a full disk or a read-only store never fails the caller: the counts are kept
-    in this process for the next count that succeeds. Returns the error worth telling the user,
+    on the store for the next count that succeeds. Returns the error worth telling the user,
     once per store until writing works again (a busy writer is ordinary and never told).
     """
     if not ids:
         return None
-    key = str(st.index_path)
-    counts = _kept.pop(key, Counter())
+    counts, st.unwritten = st.unwritten, Counter()
     counts.update(ids)
     try:
         if st.readonly:
@@ -47,12 +44,12 @@ def count_access(st: Store, ids: list[str]) -> StoreError | None:
         finally:
             st.con.set_busy_timeout(db.BUSY_TIMEOUT_MS)
     except StoreError as exc:
-        _kept[key] = counts if len(counts) <= MAX_KEPT else Counter(dict(list(counts.items())[-MAX_KEPT:]))
-        if isinstance(exc, StoreBusyError) or key in _told:
+        st.unwritten = counts if len(counts) <= MAX_KEPT else Counter(dict(list(counts.items())[-MAX_KEPT:]))
+        if isinstance(exc, StoreBusyError) or st.failure_told:
             return None
-        _told.add(key)
+        st.failure_told = True
         return exc
-    _told.discard(key)
+    st.failure_told = False
     return None
 
 

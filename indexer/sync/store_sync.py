@@ -18,7 +18,7 @@ from indexer.config import Config
 from indexer.errors import NoteError
 from indexer.models import Note
 from indexer.sync import e5_vectors
-from indexer.sync.continuity import Released, write_note
+from indexer.sync.continuity import write_note
 from indexer.sync.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
@@ -152,15 +152,8 @@ def remove_file(st: Store, uri: str, report: SyncReport) -> None:
         rows = [(r, sql.vector_for_id(st.con, r["id"]) if with_vec else None) for r in sql.chunks_for_uri(st.con, uri)]
         report.chunks_removed += sql.delete_by_uri(st.con, uri, st.with_vec)
         for r, vec in rows:  # a memory moved to another note takes its counters (and vector) along
-            released(st).release(st.con, r, vec)
+            st.released.release(st.con, r, vec)
     report.deleted += 1
-
-
-def released(st: Store) -> Released:
-    """The store's pool of counters of rows removed lately (lives as long as the open store)."""
-    if st.released is None:
-        st.released = Released()
-    return st.released
 
 
 @dataclass
@@ -237,7 +230,7 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
     with db.transaction(st.con):
         for p in prepared.pending:
             if p.note is not None:
-                counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, released(st))
+                counts = write_note(st.con, p.note, vectors, cfg.similar_threshold, p.mtime_ns, st.released)
                 report.chunks_added += counts["added"]
                 report.chunks_kept += counts["kept"]
                 report.chunks_removed += counts["removed"]
@@ -288,7 +281,7 @@ def _known_vectors(st: Store, notes: list[Note], cache: dict | None, in_flight: 
                 vectors[h] = None
                 continue
             if v is None:
-                v = released(st).vector(h)  # e.g. a note saved by truncating it first
+                v = st.released.vector(h)  # e.g. a note saved by truncating it first
             if v is None:
                 v = sql.vector_for_hash(st.con, h)
             if v is not None:
