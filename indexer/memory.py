@@ -162,11 +162,10 @@ class Memory:
         from indexer.retrieval import timewindow
         space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
         window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
-        bounds(since, until, timewindow.timespan.today(now))  # and a bad date
+        span = bounds(since, until, timewindow.timespan.today(now))  # and a bad date: checked once, here
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space,
-                                since=since, until=until, now=now)
+            return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)

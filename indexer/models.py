@@ -13,6 +13,16 @@ def chunk_id(uri: str, start_line: int, end_line: int, content_hash: str) -> str
     return hashlib.sha256(f"{uri}:{start_line}:{end_line}:{content_hash}".encode()).hexdigest()[:16]
 
 
+# The recall block's own words, which its size limits are measured with (validation) and clients read.
+RECALL_HEADER = "Relevant long-term memory:"
+
+
+def recall_source(uri: str, start: int, end: int) -> str:
+    """Where a recall line came from, as it ends the line."""
+    lines = f"L{start}" if start == end else f"L{start}-L{end}"
+    return f" (source: {uri}#{lines})"
+
+
 @dataclass(frozen=True)
 class Chunk:
     """One searchable piece of a note; lines are 1-based and inclusive."""

@@ -6,10 +6,11 @@ import math
 
 from indexer.config import MODES, SCOPES
 from indexer.errors import ArgumentError
+from indexer.models import RECALL_HEADER, recall_source
 
 MIN_TEXT_CHARS = 40  # the shortest part of a memory a recall line shows before it is cut with …
 # a recall block smaller than its header plus one short memory and its source can hold nothing
-MIN_RECALL_CHARS = len("Relevant long-term memory:\n- ") + MIN_TEXT_CHARS + len(" (source: user/x.md#L1-L1)")
+MIN_RECALL_CHARS = len(RECALL_HEADER + "\n- ") + MIN_TEXT_CHARS + len(recall_source("user/x.md", 1, 2))
 IMPORTANCE = (1, 5)
 
 

@@ -204,3 +204,10 @@ def test_cli_import_prints_a_summary_then_adds_nothing_the_second_time(tmp_path)
     assert json.loads(second.stdout)["added"] == 0
     bad = subprocess.run(cmd[:-1] + [str(tmp_path / "missing")], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no such file or folder" in bad.stderr
+
+
+def test_every_registered_format_is_a_name_a_user_may_pass():
+    """names.IMPORT_FORMATS (light, for the thin client's --format) and the registrations say the same."""
+    from indexer.notes.imports_formats import GROUP, REGISTRY
+    from indexer.notes.names import IMPORT_FORMATS
+    assert {f.name for f in REGISTRY} - {GROUP} == set(IMPORT_FORMATS)

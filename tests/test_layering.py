@@ -16,7 +16,7 @@ ALLOWED = {
     "indexer.config": {"indexer.errors"},
     "indexer.log": set(),
     "indexer.roots": BASE,
-    "indexer.validation": {"indexer.errors", "indexer.config"},
+    "indexer.validation": {"indexer.errors", "indexer.config", "indexer.models"},
     "indexer.protocol": BASE,
     "indexer.embedder": BASE,
     "indexer.e5": BASE,
@@ -169,3 +169,55 @@ def test_importing_the_package_is_cheap():
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "", f"import indexer loaded {out}"
+
+
+# Process-wide state allowed by name, each with its reason; anything else a module keeps between calls
+# belongs to an object someone holds (a Memory, a Store, the daemon).
+PROCESS_WIDE = {
+    ("indexer.e5", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
+    ("indexer.e5", "_use"): "one lock per loaded model: its engine keeps scratch buffers in the model",
+    ("indexer.retrieval.vector_matrix", "_matrices"): "the vector copies a serving process keeps (to move onto Store)",
+}
+_MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
+
+
+def module_state(path: Path) -> list[str]:
+    """Names a module binds at its top to a mutable container, and every `global` statement's names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names]
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        mutable = isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)) or (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _MUTABLE_CALLS)
+        # UPPER_CASE tables are constants by convention; __all__ is the package's export list
+        found += [t.id for t in targets if isinstance(t, ast.Name) and mutable
+                  and not t.id.lstrip("_").isupper() and t.id != "__all__"]
+    return found
+
+
+def test_no_module_keeps_hidden_state():
+    """No registry switched on from afar, no counts in a global: behaviour depends on the objects passed."""
+    bad = [f"{module_name(p)}.{name}" for p in PACKAGE.rglob("*.py") for name in module_state(p)
+           if (module_name(p), name) not in PROCESS_WIDE]
+    assert not bad, f"module-level mutable state: {bad}; keep it on an object (Memory, Store, Daemon)"
+
+
+def test_no_module_borrows_another_modules_private_names():
+    bad = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("indexer"):
+                bad += [f"{module_name(path)} imports {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not bad, f"private names used across modules (make them public or move the code): {bad}"
+
+
+def test_the_state_checker_sees_a_registry(tmp_path):
+    fake = tmp_path / "x.py"
+    fake.write_text("_cache = {}\nLIMITS = {'a': 1}\n\ndef on():\n    global _cache\n")
+    assert module_state(fake) == ["_cache", "_cache"]

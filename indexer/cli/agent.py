@@ -1,4 +1,4 @@
-"""Command-line commands for agents: `add`, `recall` and the `mcp` server (registered by cli.py)."""
+"""Command-line commands for agents: `add`, `recall` and the `mcp` server."""
 
 from __future__ import annotations
 
@@ -86,6 +86,3 @@ def mcp(c: CliContext, verbose):
     from indexer.mcp.server import serve_stdio
     from indexer.protocol import one_at_a_time
     serve_stdio(one_at_a_time(backend(c)), c.config(), verbose=verbose)
-
-
-COMMANDS: list = [add, recall, mcp]

@@ -1,4 +1,4 @@
-"""Command-line commands of the daemon: serve, status, decay, cleanup (registered by cli.py)."""
+"""Command-line commands of the daemon: serve, status, decay, cleanup."""
 
 from __future__ import annotations
 
@@ -80,6 +80,3 @@ cleanup = _pass_command(
     lambda r: f"{r['vanished_files']} vanished files ({r['chunks_removed']} chunks), {r['orphan_vectors']} orphan "
               f"vectors removed, {r['dead_aliases']} ids of forgotten memories dropped, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'} and optimised, WAL checkpointed "
               f"in {r['seconds']:.2f}s")
-
-
-COMMANDS: list = [serve, status, decay, cleanup]

@@ -15,6 +15,3 @@ def token(c: CliContext, show_path):
     from indexer.daemon.http_guard import load_token, token_path
     home = c.config().home
     click.echo(str(token_path(home)) if show_path else load_token(home))
-
-
-COMMANDS: list = [token]

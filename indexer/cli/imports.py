@@ -39,6 +39,3 @@ def import_(c: CliContext, path, fmt, space, scope, dry_run, skip_bad, as_json):
                + (f", {len(rep['skipped'])} files skipped" if rep['skipped'] else "") + f" in {rep['seconds']:.2f}s")
     for bad in rep["bad"]:
         click.echo(f"not imported (damaged): {bad}", err=True)
-
-
-COMMANDS: list = [import_]

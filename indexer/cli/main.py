@@ -150,22 +150,21 @@ def doctor(c: CliContext):
         sys.exit(1)
 
 
-def _register_extensions() -> None:
-    """Commands that live in their own modules (daemon, agent tools, maintenance)."""
-    from indexer.cli import agent as cli_agent
-    from indexer.cli import daemon as cli_daemon
-    from indexer.cli import http as cli_http
-    from indexer.cli import imports as cli_imports
-    from indexer.cli import maint as cli_maint
-    from indexer.cli import memories as cli_memories
-    from indexer.cli import recent as cli_recent
-    from indexer.cli import start as cli_start
-    for module in (cli_daemon, cli_agent, cli_maint, cli_memories, cli_imports, cli_http, cli_start, cli_recent):
-        for command in module.COMMANDS:
-            cli.add_command(command)
+def _discover_commands() -> None:
+    """Every click command defined in a module of this package is one of mdmem's: a new command is a
+    decorated function in a module here, with nothing else to list."""
+    import importlib
+    import pkgutil
+
+    import indexer.cli as package
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in list(vars(module).values()):
+            if isinstance(value, click.Command) and value is not cli and value.callback.__module__ == module.__name__:
+                cli.add_command(value)
 
 
-_register_extensions()
+_discover_commands()
 
 
 def main() -> None:

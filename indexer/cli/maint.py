@@ -1,4 +1,4 @@
-"""Command-line commands for maintenance and verification (registered by cli.py)."""
+"""Command-line commands for maintenance and verification."""
 
 from __future__ import annotations
 
@@ -33,6 +33,3 @@ def verify(c: CliContext, scope, repair, as_json):
         click.echo(f"{rep.store}: {rep.files} notes, {rep.chunks} chunks{skipped}, {state}")
     if not all(rep.ok for rep in reports):
         sys.exit(1)
-
-
-COMMANDS: list = [verify]

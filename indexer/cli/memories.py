@@ -124,6 +124,3 @@ def history(c: CliContext, record_id, space, scope, as_json):
         state = "current" if v["current"] else f"superseded on {v['superseded_on']} by {v['superseded_by']}"
         click.echo(f"{v['date'] or '-'}  {v['uri']}:{v['start_line']}  {state}  ids {', '.join(v['ids'])}")
         click.echo(f"    {v['text']}")
-
-
-COMMANDS: list = [get, update, forget, history]

@@ -27,6 +27,3 @@ def recent(c: CliContext, limit, scope, space, as_json):
     for m in found:
         when = (m.get("date") or "").replace("T", " ")
         click.echo(f"{when:<16}  [{m['store']}] {m['uri']}:{m['start_line']}  {' '.join(m['text'].split())}")
-
-
-COMMANDS: list = [recent]

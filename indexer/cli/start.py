@@ -29,6 +29,3 @@ def init(c: CliContext, project: Path | None, home: Path | None):
         click.echo(f"project store: {cfg.project}")
     click.echo(f"next: write notes (*.md) under {cfg.project or cfg.home}, or "
                f"mdmem add \"I prefer my coffee black\" --type preference; then mdmem search \"coffee\"")
-
-
-COMMANDS: list = [init]

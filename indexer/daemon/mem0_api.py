@@ -47,7 +47,7 @@ def top_k(value, default: int = DEFAULT_TOP_K, name: str = "top_k", most: int = 
     return n
 
 
-def memory_text(text: str) -> str:
+def mem0_text(text: str) -> str:
     """What mem0 calls the memory: the note's lines without headings, list markers, stamps, speaker labels
     or the metadata line."""
     lines = [ln for ln in item_metadata.without(text).split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
@@ -67,7 +67,7 @@ def item(rec: dict, space: str | None, owner_key: str | None, score: float | Non
     notes is in uri, start_line, end_line and store."""
     text = rec.get("text", rec.get("content", ""))
     created = iso(record_date(rec["uri"], text)) or iso(rec.get("created_at"))
-    out = {"id": rec["id"], "memory": memory_text(text), "hash": rec.get("hash") or sha256_text(text),
+    out = {"id": rec["id"], "memory": mem0_text(text), "hash": rec.get("hash") or sha256_text(text),
            "metadata": item_metadata.split(text)[1], "categories": [],
            "created_at": created, "updated_at": iso(rec.get("updated_at")) or created,
            "uri": rec["uri"], "start_line": rec["start_line"], "end_line": rec["end_line"], "store": rec.get("store")}
@@ -174,9 +174,9 @@ def update(mem, memory_id: str, body) -> dict:
     old = mem.get(memory_id, space=space, scope=SCOPE)
     before, old_meta = item_metadata.split(old["text"])
     meta = item_metadata.checked(body["metadata"]) if "metadata" in body else old_meta
-    new_text = text.strip() if text is not None else memory_text(before)
+    new_text = text.strip() if text is not None else mem0_text(before)
     res = mem.update(memory_id, new_text + ("\n" + item_metadata.line_of(meta) if meta else ""), space=space)
-    history_log.record(mem.cfg.home, "UPDATE", [memory_id, old["id"], res.get("id")], memory_text(before), new_text,
+    history_log.record(mem.cfg.home, "UPDATE", [memory_id, old["id"], res.get("id")], mem0_text(before), new_text,
                        space, meta)
     now = mem.get(res["id"], space=space, scope=SCOPE) if res.get("id") else old
     return {**item({**now, "id": memory_id}, space, None), "message": "Memory updated successfully!",
@@ -188,7 +188,7 @@ def delete(mem, memory_id: str) -> dict:
     space = mem.locate(memory_id, scope=SCOPE)
     gone = mem.forget(memory_id, space=space)
     text, meta = item_metadata.split(gone.get("text", ""))
-    history_log.record(mem.cfg.home, "DELETE", [memory_id, gone.get("id")], memory_text(text), None, space, meta)
+    history_log.record(mem.cfg.home, "DELETE", [memory_id, gone.get("id")], mem0_text(text), None, space, meta)
     return {"message": "Memory deleted successfully"}
 
 
@@ -244,7 +244,7 @@ def _note_versions(mem, memory_id: str) -> list[dict]:
     space = mem.locate(memory_id, scope=SCOPE)
     out, before = [], None
     for i, v in enumerate(mem.history(memory_id, space=space, scope=SCOPE)["versions"]):
-        text = memory_text(v["text"])
+        text = mem0_text(v["text"])
         out.append({"id": v["id"], "event": "ADD" if i == 0 else "UPDATE", "old_memory": before, "new_memory": text,
                     "space": space, "metadata": None, "created_at": v["date"], "superseded_on": v["superseded_on"]})
         before = text

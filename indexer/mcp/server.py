@@ -14,10 +14,12 @@ from mcp.types import CallToolResult, Resource, ResourceTemplate, TextContent, T
 from pydantic import Field, ValidationError
 
 from indexer import validation
+from indexer.config import MODES, SCOPES
 from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.mcp.shape import compact, invalid_arguments, plain
 from indexer.notes.scanner import NoteFilter
+from indexer.notes.names import MEMORY_TYPES
 from indexer.notes.spaces import space_of
 
 MAX_NOTE_RESOURCES = 2000  # beyond this, listing resources costs clients more than it helps
@@ -36,10 +38,10 @@ INSTRUCTIONS = (
     "removes one by id, or lists what a query finds and removes it only with confirm=true. Use space to keep "
     "one user's or character's memories apart, scope to pick the global or project store.")
 
-Scope = Literal["all", "global", "project"]
-Store = Literal["global", "project"]
-Mode = Literal["hybrid", "fts", "vector"]
-Kind = Literal["preference", "fact", "instruction", "decision", "entity", "episodic"]
+Scope = Literal[SCOPES]
+Store = Literal[tuple(s for s in SCOPES if s != "all")]
+Mode = Literal[MODES]
+Kind = Literal[MEMORY_TYPES]
 Space = Annotated[str | None, Field(description="Memory space (one user or character), e.g. alice; "
                                                 "omitted: the notes outside any space")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Most results returned")]
@@ -153,9 +155,8 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
     @server.tool(title="Recall memory for a prompt", annotations=READ)
     def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],
                       context: Annotated[str, Field(description="Recent conversation, used when the query alone is weak")] = "",
-                      max_chars: Annotated[int | None, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
-                                                             description="Size budget of the block (default: the "
-                                                                         "recall_max_chars setting)")] = None,
+                      max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
+                                                      description="Size budget of the block")] = cfg.recall_max_chars,
                       scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None,
                       now: Now = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.retrieval.recall import memory_text
+from indexer.retrieval.recall import one_line_text
 
 COMPACT_CHARS = 120
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
@@ -15,7 +15,7 @@ _ARG_NAMES = {"match": "query", "expect-hash": "expected_hash", "yes": "confirm"
 
 def compact(item: dict) -> dict:
     """An id, where it lives and its first words: enough to choose what to get in full."""
-    text = memory_text(item.get("content", item.get("text", "")))
+    text = one_line_text(item.get("content", item.get("text", "")))
     if len(text) > COMPACT_CHARS:
         text = text[:COMPACT_CHARS - 1].rstrip() + "…"
     out = {"id": item["id"], "uri": item["uri"], "lines": f"{item['start_line']}-{item['end_line']}",

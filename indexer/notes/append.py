@@ -172,19 +172,19 @@ def append_entry(target: Target, entry: str, header: str) -> tuple[int, int]:
 
 def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     _make_folders(target.path.parent)
-    with _note_lock(target):
-        base = expect = _read(target.path)
+    with note_lock(target):
+        base = expect = read_bytes(target.path)
         copies = _copies(base, entry)  # the same lines already there (the entry's stamp makes it rare)
         for _ in range(ATTEMPTS):
             if _copies(base, entry) > copies:
                 # our earlier swap is back: an editor's save hid it for an instant (the look below saw
                 # that instant) and then gave it back; appending again would write the memory twice
                 return _locate(base, entry)
-            done, expect, base = _swap_in(target.path, compose(base, entry, header), expect, base)
+            done, expect, base = swap_bytes_in(target.path, compose(base, entry, header), expect, base)
             if not done:
                 continue  # someone saved meanwhile: rebuild on top of their text
             time.sleep(VERIFY_DELAY_S)
-            now = _read(target.path)
+            now = read_bytes(target.path)
             found = _locate(now, entry)
             if found:
                 return found
@@ -192,7 +192,7 @@ def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
     raise NoteError(f"{target.uri}: the note kept changing while appending; try again when it is not being edited")
 
 
-def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
+def swap_bytes_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
     """Put `new` at path if it still holds `expect`.
 
     Returns (done, what path holds now, the text to rebuild on). With an atomic exchange the
@@ -209,13 +209,13 @@ def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
             try:
                 os.link(tmp, path)  # atomic create-if-absent
             except FileExistsError:
-                cur = _read(path)
+                cur = read_bytes(path)
                 return False, cur, cur
             _fsync_dir(path.parent)
             return True, new, new
         with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        cur = _read(path)
+        cur = read_bytes(path)
         if cur != expect:
             # saved since our read: rebuild on it without swapping, so no one (an editor that reloads,
             # another tool) ever sees our text without theirs; the exchange below covers the instant left
@@ -237,7 +237,7 @@ def _swap_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
                 _exchange(tmp, path)
                 return False, back, back
             return False, displaced, displaced
-        cur = _read(path)  # no atomic exchange here: compare, then replace
+        cur = read_bytes(path)  # no atomic exchange here: compare, then replace
         if cur != expect:
             return False, cur, cur
         os.replace(tmp, path)
@@ -268,7 +268,7 @@ def _locate(data: bytes | None, entry: str) -> tuple[int, int] | None:
     return start, start + needle.rstrip(b"\r\n").count(b"\n")
 
 
-def _read(path: Path) -> bytes | None:
+def read_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -315,7 +315,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def _note_lock(target: Target):
+def note_lock(target: Target):
     """One writer per note among mdmem processes (editors do not lock; the swap guards them)."""
     if fcntl is None:
         yield

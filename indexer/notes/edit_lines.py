@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.errors import ConflictError, NoteError, for_os_error
-from indexer.notes.append import ATTEMPTS, VERIFY_DELAY_S, Target, _note_lock, _read, _swap_in
+from indexer.notes.append import ATTEMPTS, VERIFY_DELAY_S, Target, note_lock, read_bytes, swap_bytes_in
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -56,15 +56,15 @@ def _edit_lines(target: Target, edits: list[LineEdit]) -> bytes:
     for a, b in zip(ordered, ordered[1:]):
         if b.start <= a.end:
             raise NoteError(f"{target.uri}: lines {a.start}-{a.end} and {b.start}-{b.end} overlap; edit them once")
-    with _note_lock(target):
-        base = expect = _read(target.path)
+    with note_lock(target):
+        base = expect = read_bytes(target.path)
         for _ in range(ATTEMPTS):
             new = apply_edits(target.uri, base, ordered)
-            done, expect, base = _swap_in(target.path, new, expect, base)
+            done, expect, base = swap_bytes_in(target.path, new, expect, base)
             if not done:
                 continue  # someone saved (or deleted the note) meanwhile: apply the edits to what is there
             time.sleep(VERIFY_DELAY_S)
-            now = _read(target.path)
+            now = read_bytes(target.path)
             if now == new:
                 return new
             if now is None:

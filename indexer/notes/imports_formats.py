@@ -1,9 +1,13 @@
-"""Which import format a file is in (from its content unless told) and the notes it becomes."""
+"""The import formats, one registration each: how a file in it is recognised (from its content unless told)
+and the notes it becomes."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 from indexer.errors import InputError
 from indexer.notes import imports_mem0 as mem0
@@ -38,30 +42,71 @@ def _backups(folder: Path, name: str) -> bool:
     return name == "backups" and ((folder / "chats").is_dir() or (folder / "group chats").is_dir())
 
 
+@dataclass
+class Read:
+    """One file as the formats look at it: its text (or a PNG's bytes), its first line and whole text as JSON."""
+
+    path: Path
+    text: str | None
+    data: bytes | None = None
+
+    @cached_property
+    def head(self):
+        if self.text is None:
+            return None
+        first = next((ln for ln in (self.text or "").splitlines() if ln.strip()), "")
+        try:
+            return load_json(self.path, first)
+        except ImportFormatError:
+            return None
+
+    @cached_property
+    def obj(self):
+        if self.text is None:
+            return None
+        try:
+            return load_json(self.path, self.text)
+        except ImportFormatError:
+            return None
+
+    def json(self):
+        return load_json(self.path, self.text)  # a format that was asked for: a bad file says why
+
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """One format mdmem imports: how a file in it is recognised, and the notes (and hidden messages) it becomes."""
+
+    name: str
+    sniff: Callable[[Read], bool]
+    parse: Callable[[Read, str | None], tuple[list[ImportedNote], int]]
+
+
+# Tried in this order on a file of unknown format: a chat's first line before the whole-file JSON kinds.
+REGISTRY = (
+    ImportFormat("sillytavern-chat",
+                 lambda f: st.is_chat_header(f.head) or (st.is_message(f.head) and f.path.suffix.lower() == ".jsonl"),
+                 lambda f, space: st.parse_chat(f.path, f.text, space)),
+    # a group's own file: read for its name by its chats (see parse_chat), imported as nothing itself
+    ImportFormat(GROUP, lambda f: st.is_group(f.obj), lambda f, space: ([], 0)),
+    ImportFormat("sillytavern-lorebook", lambda f: st.is_lorebook(f.obj),
+                 lambda f, space: (st.parse_lorebook(f.path, f.json(), space), 0)),
+    ImportFormat("sillytavern-card",
+                 lambda f: st.is_png_card(f.data) if f.text is None else st.card_data(f.obj) is not None,
+                 lambda f, space: (st.parse_card(f.path, st.png_card(f.path, f.data) if f.data is not None
+                                                 else f.json(), space), 0)),
+    ImportFormat("mem0", lambda f: mem0.mem0_records(f.obj) is not None,
+                 lambda f, space: (mem0.parse_mem0(f.path, f.json(), space), 0)),
+)
+_BY_NAME = {f.name: f for f in REGISTRY}
+
+
 def detect(path: Path, text: str | None, data: bytes | None = None) -> str | None:
     """The format a file's content is in, None when it is none of them."""
-    if text is None:
-        return "sillytavern-card" if data is not None and st.is_png_card(data) else None
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    try:
-        head = load_json(path, first)
-    except ImportFormatError:
-        head = None
-    if st.is_chat_header(head) or (st.is_message(head) and path.suffix.lower() == ".jsonl"):
-        return "sillytavern-chat"
-    try:
-        obj = load_json(path, text)
-    except ImportFormatError:
+    f = Read(path, text, data)
+    if text is None and data is None:
         return None
-    if st.is_group(obj):
-        return GROUP
-    if st.is_lorebook(obj):
-        return "sillytavern-lorebook"
-    if st.card_data(obj) is not None:
-        return "sillytavern-card"
-    if mem0.mem0_records(obj) is not None:
-        return "mem0"
-    return None
+    return next((fmt.name for fmt in REGISTRY if fmt.sniff(f)), None)
 
 
 def parse_file(path: Path, fmt: str | None = None, space: str | None = None, strict: bool = True
@@ -72,23 +117,13 @@ def parse_file(path: Path, fmt: str | None = None, space: str | None = None, str
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     space = space_name(space)
     is_png = path.suffix.lower() == ".png" or fmt == "sillytavern-card" and _is_png(path)
-    data = path.read_bytes() if is_png else None
-    text = None if is_png else read_text(path)
-    found = fmt or detect(path, text, data)
+    f = Read(path, None if is_png else read_text(path), path.read_bytes() if is_png else None)
+    found = fmt or detect(path, f.text, f.data)
     if found is None:
         if strict:
             raise ImportFormatError(path, None, f"not a format mdmem imports; pass --format ({', '.join(FORMATS)})")
         return None, [], 0
-    hidden = 0
-    if found == GROUP:
-        notes = []  # names its chats' group (see parse_chat); holds no memories itself
-    elif found == "sillytavern-chat":
-        notes, hidden = st.parse_chat(path, text, space)
-    elif found == "sillytavern-card":
-        notes = st.parse_card(path, st.png_card(path, data) if is_png else load_json(path, text), space)
-    else:
-        obj = load_json(path, text)
-        notes = st.parse_lorebook(path, obj, space) if found == "sillytavern-lorebook" else mem0.parse_mem0(path, obj, space)
+    notes, hidden = _BY_NAME[found].parse(f, space)
     for note in notes:
         try:
             space_name(note.space)

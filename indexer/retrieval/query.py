@@ -30,7 +30,9 @@ class Query:
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False, space: str | None = None,
-               since=None, until=None, now=None) -> Query:
+               since=None, until=None, now=None, span: tuple[str | None, str | None] | None = None) -> Query:
+    """The caller's arguments checked; span: since and until already resolved by timespan.bounds (recall
+    resolves them once for all its searches)."""
     text = validation.text("query", text, '"backup plan"')
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
@@ -41,7 +43,7 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     under = tuple(valid_text(u).strip().lstrip("./") for u in under if u.strip())
     space = space_name(space)
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
-    since, until = timespan.bounds(since, until, timespan.today(now))
+    since, until = span if span is not None else timespan.bounds(since, until, timespan.today(now))
     return Query(text=valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
                  min_score=min_score, explain=explain, space=space, since=since, until=until)
 

@@ -8,12 +8,13 @@ import subprocess
 
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
+from indexer.models import RECALL_HEADER, recall_source
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.textseg import mostly_han
 from indexer.retrieval.e5_stage import CROSS_SCRIPT
 
-HEADER = "Relevant long-term memory:"
+HEADER = RECALL_HEADER
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
@@ -138,7 +139,7 @@ def _rewrite(cfg, query: str, tail: str, warn) -> str:
     return done.stdout.strip()[:2000]
 
 
-def memory_text(content: str) -> str:
+def one_line_text(content: str) -> str:
     """A chunk's text on one line: front matter, heading and metadata lines dropped, a speaker's name kept."""
     content = _FRONT.sub("", content.replace("\r\n", "\n"))
     content = item_metadata.without(content)  # where a memory came from is for clients, not the prompt
@@ -148,8 +149,7 @@ def memory_text(content: str) -> str:
 
 
 def _source(h) -> str:
-    lines = f"L{h.start_line}" if h.start_line == h.end_line else f"L{h.start_line}-L{h.end_line}"
-    return f" (source: {h.uri}#{lines})"
+    return recall_source(h.uri, h.start_line, h.end_line)
 
 
 def _stamp(h) -> str:
@@ -159,7 +159,7 @@ def _stamp(h) -> str:
 def _smallest_line(h) -> int:
     """The block size that holds this memory: header, its date, its source and the shortest text shown
     (a memory is shown whole)."""
-    text = len(memory_text(h.content))
+    text = len(one_line_text(h.content))
     shown = text if h.kind == "memory" else min(validation.MIN_TEXT_CHARS, text)
     return len(HEADER) + 1 + len("- ") + len(_stamp(h)) + shown + len(_source(h))
 
@@ -175,7 +175,7 @@ def render_memories(hits, max_chars: int) -> list[dict]:
     spans: list[tuple[str, str, int, int]] = []
     out = []
     for h in hits:
-        text = memory_text(h.content)
+        text = one_line_text(h.content)
         key = text.casefold()
         if not text or key in seen_text:
             continue

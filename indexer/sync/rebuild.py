@@ -52,7 +52,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
             sql.restore_counters(shadow.con, saved)
             sql.restore_aliases(shadow.con, aliases)
         sql.wal_checkpoint(shadow.con)
-        _swap_in(shadow, live, live_path)
+        swap_shadow_in(shadow, live, live_path)
     finally:
         shadow.close()
         if live is not None:
@@ -79,7 +79,7 @@ def _open_live(path: Path):
     return None
 
 
-def _swap_in(shadow: Store, live, live_path: Path) -> None:
+def swap_shadow_in(shadow: Store, live, live_path: Path) -> None:
     if live is not None:
         try:
             db.backup_into(live, shadow.con)  # page copy under the write lock: readers never see half

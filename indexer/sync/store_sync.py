@@ -79,7 +79,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     finder = ahead = None
     for uri in sorted(set(known) - seen):
         remove_file(st, uri, report)
-    _fill_missing_vectors(st, embedder, report)
+    fill_missing_vectors(st, embedder, report)
     # committed above, so the store already answers (full text + first model) while e5 fills in
     if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
         e5_vectors.after_sync(st, cfg, e5_limit)
@@ -306,7 +306,7 @@ def _reinforce_restated(st: Store, note: Note, new_hashes: list[str], fresh: set
     return bumped
 
 
-def _fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
+def fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
     """Chunks indexed while no model could load get their vectors once one can."""
     if not st.with_vec:
         return

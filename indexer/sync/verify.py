@@ -13,7 +13,7 @@ from indexer.errors import (CorruptIndexError, DiskFullError, NoteError, ReadOnl
 from indexer.notes.scanner import decode_note, read_note
 from indexer.index.stores import Store
 from indexer.models import Difference, SyncReport, VerifyReport  # noqa: F401  (re-exported)
-from indexer.sync.store_sync import _fill_missing_vectors, index_paths
+from indexer.sync.store_sync import fill_missing_vectors, index_paths
 
 # Differences that only a whole-store repair can fix (the per-file ones name a uri).
 _FTS = "fts"
@@ -165,7 +165,7 @@ def repair_store(st: Store, cfg: Config, embedder, rep: VerifyReport, warn=None)
         done.append("rebuilt the full-text index from the chunks")
     if st.with_vec:
         filled = SyncReport(store=st.name)
-        _fill_missing_vectors(st, embedder, filled)
+        fill_missing_vectors(st, embedder, filled)
         if filled.embedded:
             done.append(f"embedded {filled.embedded} missing vector(s)")
     return done

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from indexer.index import db
-from indexer.index.sql.schema import _SELECT
+from indexer.index.sql.schema import SELECT_CHUNKS
 
 
 def has_aliases(con) -> bool:
@@ -60,5 +60,5 @@ def ids_naming(con, record_id: str) -> list[str]:
 
 def memories_mentioning(con, needle: str, limit: int = 20) -> list[dict]:
     """Memory records whose text holds needle (an id in a superseded line: which memory replaced which)."""
-    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory' AND instr(c.content, ?) > 0"
+    return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.kind = 'memory' AND instr(c.content, ?) > 0"
                    " ORDER BY c.memory_date, c.start_line LIMIT ?", (needle, int(limit)))

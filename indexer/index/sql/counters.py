@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 
 from indexer.index import db
-from indexer.index.sql.queries import _space_bounds, _with_space
+from indexer.index.sql.queries import space_bounds, with_space
 from indexer.index.sql.records import skipped_notes
 from indexer.index.sql.e5 import e5_progress
-from indexer.index.sql.schema import _SELECT, has_vec_table
+from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table
 from indexer.index.sql.text_stats import chunk_count
 
 
@@ -36,15 +36,15 @@ def carry_counters(con, chunk_id: str, old: dict) -> int:
 
 def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
     """The newest memories by their own date (then by when first indexed), optionally of one space."""
-    where, params = _with_space("", [], space)
-    return db.rows(con, _SELECT + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
+    where, params = with_space("", [], space)
+    return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
                    " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
 
 
 
 def memories_by_space(con) -> list[dict]:
     """Per named space: how many memories it holds and when the first was indexed and the last changed."""
-    low, high = _space_bounds("")
+    low, high = space_bounds("")
     return db.rows(con, "SELECT substr(uri, ?, instr(substr(uri, ?), '/') - 1) AS space, count(*) AS memories,"
                         " min(created_at) AS created_at, max(updated_at) AS updated_at FROM chunks"
                         " WHERE kind = 'memory' AND uri >= ? AND uri < ? GROUP BY space ORDER BY space",

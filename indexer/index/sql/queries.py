@@ -6,7 +6,7 @@ from indexer.index import db
 from indexer.index.sql.fts_topk import top_rowids
 from indexer.index.sql.text_stats import chunk_count
 from indexer.notes.spaces import FOLDER, space_prefix
-from indexer.index.sql.schema import _SELECT, has_vec_table
+from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table
 
 
 # ---- searches --------------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[s
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
 
 
-def _space_bounds(space: str) -> tuple[str, str]:
+def space_bounds(space: str) -> tuple[str, str]:
     """The uri range of a space: from `spaces/NAME/` up to the first string past it ("" = all of spaces/).
 
     Ranges rather than LIKE: they use the uri index and need no escaping of names.
@@ -41,11 +41,11 @@ def _space_bounds(space: str) -> tuple[str, str]:
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
-def _with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
+def with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
     """Add a space filter: None none, "" the default space (outside spaces/), NAME that space only."""
     if space is None:
         return where, params
-    low, high = _space_bounds(space)
+    low, high = space_bounds(space)
     if space:
         return where + " AND c.uri >= ? AND c.uri < ?", [*params, low, high]
     return where + " AND (c.uri < ? OR c.uri >= ?)", [*params, low, high]
@@ -53,7 +53,7 @@ def _with_space(where: str, params: list, space: str | None) -> tuple[str, list]
 
 def has_spaces(con) -> bool:
     """Whether any note of this store lives in a named space (else the default space is every row)."""
-    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", _space_bounds("")))
+    return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", space_bounds("")))
 
 
 def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None, since=None,
@@ -62,12 +62,12 @@ def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None
     if not match:
         return []
     where, params = _filter_sql(parent_dirs, under, since, until)
-    where, params = _with_space(where, params, space)
+    where, params = with_space(where, params, space)
     top = top_rowids(con, match, k, chunk_count(con), where, params)
     if not top:
         return []
     # the chunk rows of the k best only: joining every matching row read rows the LIMIT then dropped
-    sql = _SELECT + ", c.fts_rowid AS r FROM chunks c WHERE c.fts_rowid IN (" + ",".join("?" * len(top)) + ")"
+    sql = SELECT_CHUNKS + ", c.fts_rowid AS r FROM chunks c WHERE c.fts_rowid IN (" + ",".join("?" * len(top)) + ")"
     found = {r.pop("r"): r for r in db.rows(con, sql, [rowid for rowid, _ in top])}
     return [{**found[rowid], "bm25": score} for rowid, score in top if rowid in found]
 
@@ -83,13 +83,13 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
         found = _knn_in_space(con, blob, k, space)
         if found is not None:
             return found
-    where, params = _with_space(where, params, space)
+    where, params = with_space(where, params, space)
     if where:
-        sql = (_SELECT + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
+        sql = (SELECT_CHUNKS + ", 1.0 - vec_distance_cosine(v.embedding, ?) AS similarity FROM chunks c"
                " JOIN chunks_vec v ON v.id = c.id WHERE 1" + where + " ORDER BY similarity DESC LIMIT ?")
         return db.rows(con, sql, [blob, *params, k])
     sql = ("WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) " +
-           _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+           SELECT_CHUNKS + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
            " ORDER BY knn.distance")
     return db.rows(con, sql, [blob, k])
 
@@ -104,7 +104,7 @@ def _knn_in_space(con, blob, k: int, space: str) -> list[dict] | None:
     takes seconds; KNN scans every vector in C in milliseconds. None when the space is so small a
     share of the store that KNN_MAX neighbours might not reach it: then its few rows are scanned.
     """
-    where, params = _with_space("", [], space)
+    where, params = with_space("", [], space)
     inside = db.rows(con, "SELECT count(*) AS n FROM chunks c WHERE 1" + where, params)[0]["n"]
     total = chunk_count(con)
     if inside == 0:
@@ -112,7 +112,7 @@ def _knn_in_space(con, blob, k: int, space: str) -> list[dict] | None:
     want = min(total, max(2 * k, -(-2 * k * total // inside)))  # twice the share a space of this size should need
     while want <= KNN_MAX:
         found = db.rows(con, "WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) "
-                        + _SELECT + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
+                        + SELECT_CHUNKS + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
                         " WHERE 1" + where + " ORDER BY knn.distance LIMIT ?", [blob, want, *params, k])
         if len(found) >= min(k, inside) or want >= total:
             return found
@@ -141,5 +141,5 @@ def chunks_by_ids(con, ids: list[str]) -> list[dict]:
     out = []
     for i in range(0, len(ids), 500):  # stay far below SQLite's limit on bound values
         part = list(ids[i:i + 500])
-        out += db.rows(con, _SELECT + " FROM chunks c WHERE c.id IN (" + ", ".join("?" for _ in part) + ")", part)
+        out += db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.id IN (" + ", ".join("?" for _ in part) + ")", part)
     return out

@@ -9,7 +9,7 @@ import numpy as np
 
 from indexer.index import db
 from indexer.index.sql.queries import chunks_by_ids
-from indexer.index.sql.schema import _SELECT, has_vec_table
+from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table
 
 
 # ---- documents -----------------------------------------------------------------------
@@ -46,7 +46,7 @@ def put_skipped_notes(con, notes: dict[str, list]) -> None:
 # ---- chunks: writes --------------------------------------------------------------------
 
 def chunks_for_uri(con, uri: str) -> list[dict]:
-    return db.rows(con, _SELECT + ", c.fts_rowid FROM chunks c WHERE c.uri = ? ORDER BY c.start_line", (uri,))
+    return db.rows(con, SELECT_CHUNKS + ", c.fts_rowid FROM chunks c WHERE c.uri = ? ORDER BY c.start_line", (uri,))
 
 
 def vector_for_id(con, chunk_id: str) -> np.ndarray | None:

@@ -47,7 +47,7 @@ _MIGRATE_1_2 = {"kind": "ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAUL
 _COLUMNS = ("id", "uri", "start_line", "end_line", "section", "content", "content_hash", "parent_dir",
             "type", "importance", "reinforcement", "access_count", "token_count", "created_at",
             "updated_at", "accessed_at", "strength", "evergreen", "tags", "kind", "memory_date")
-_SELECT = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
+SELECT_CHUNKS = "SELECT " + ", ".join("c." + c for c in _COLUMNS)
 
 
 # ---- schema and identity -------------------------------------------------------------
