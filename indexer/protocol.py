@@ -61,6 +61,12 @@ class MemoryAPI(Protocol):
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
         """The newest memories by their own date, newest first."""
 
+    def spaces(self, scope: str = "all") -> list[dict]:
+        """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""
+
+    def locate(self, id: str, scope: str = "all") -> str | None:
+        """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
+
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
