@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import eval as ev  # noqa: E402
 from indexer.index import sql  # noqa: E402
-from indexer.ops import fusion, query_match, search  # noqa: E402
+from indexer.retrieval import collect, query_match  # noqa: E402
 from indexer.notes.textseg import MAX_QUERY_TERMS, han_words, is_stopword, match_any, query_terms  # noqa: E402
 
 SETS = ("zh-memory-dev", "cmrc2018-dev", "rgb-zh-dev")
@@ -108,27 +108,28 @@ def apply(variant: dict | None) -> None:
     if variant["design"] == "words":
         base = query_match.match_for_store
 
-        def match_for_store(con, text):
-            match, extra = base(con, text), expansions(con, text, **opts)
+        def match_for_store(con, terms):
+            match, extra = base(con, terms), expansions(con, " ".join(terms), **opts)
             return " OR ".join(m for m in (match, match_any(extra)) if m)
 
         query_match.match_for_store = match_for_store
         return
-    weight, collect = variant["weight"], search._collect_text
+    weight, collect_one = variant["weight"], collect._collect_text
 
-    def collect_text(st, q, match, pool, cands, space, fb=None):
-        words = collect(st, q, match, pool, cands, space, fb)
-        extra = expansions(st.con, q.text, **opts) if match else []
-        found = sql.fts_search(st.con, match_any(extra), pool, under=q.under, space=space, since=q.since,
+    def collect_text(st, aq, size, pool, space, fb=None):
+        words = collect_one(st, aq, size, pool, space, fb)
+        q = aq.q
+        extra = expansions(st.con, q.text, **opts)
+        found = sql.fts_search(st.con, match_any(extra), size, under=q.under, space=space, since=q.since,
                                until=q.until) if extra else []
         if found:  # on the original query's scale: a synonym's match counts `weight` of the word's own
             ideal = query_match.ideal_bm25(st.con, q.text, sql.chunk_count(st.con))
             for r in found:
-                c = cands.setdefault((st.name, r["id"]), fusion.Candidate((st.name, r["id"]), r))
+                c = pool.add(st.name, r)
                 c.bm25 = (c.bm25 or 0.0) + weight * r["bm25"] / ideal
         return words
 
-    search._collect_text = collect_text
+    collect._collect_text = collect_text
 
 
 def cli(variant: str, args: list[str]) -> None:
