@@ -45,6 +45,7 @@ OWNERS = {
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
     "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},
     "pydantic": {"indexer.mcp.server"},
+    "faiss": {"indexer.ops.vector_ann"},  # IVF lists for KNN on big stores (vector_matrix picks them)
     "rich": {"indexer.cli.common"}, "starlette": {"indexer.daemon.http"}, "uvicorn": {"indexer.daemon.http"},
 }
 FREE = {"numpy", "click"}  # click: the whole cli package is its owner

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +12,12 @@ from indexer.embedder import one_blas_thread
 from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
+from indexer.ops.shortlist import Shortlist, unit as _unit
+
+if TYPE_CHECKING:
+    from indexer.ops.vector_ann import AnnVectors
+
+ANN_ROWS = 200_000  # from this many vectors a long-running process keeps IVF lists (vector_ann) instead
 
 SMALL = 8192  # up to this many rows every int8 code is rescored: no 1-bit shortlist needed
 SHORTLIST_SHARE = 20  # above it, the 1-bit codes keep 1/20 of the rows (at least MIN_SHORTLIST) for int8
@@ -27,22 +33,6 @@ def int8_codes(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     code @ q * step is the cosine within about 0.001."""
     peak = np.maximum(np.abs(unit).max(axis=1), 1e-12)
     return np.rint(unit * (127.0 / peak)[:, None]).astype(np.int8), (peak / 127.0).astype(np.float32)
-
-
-def _unit(v) -> np.ndarray:
-    v = np.asarray(v, dtype=np.float32)
-    return v / (np.linalg.norm(v) or 1.0)
-
-
-@dataclass(frozen=True)
-class Shortlist:
-    """A search's rows and their int8 cosines, before the close ones are settled."""
-
-    generation: int
-    q: np.ndarray
-    k: int
-    rows: np.ndarray
-    sims: np.ndarray
 
 
 class VectorMatrix:
@@ -263,7 +253,7 @@ class VectorMatrix:
             self._row_of.pop(self._ids[i], None)
 
 
-_matrices: dict[str, VectorMatrix] | None = None  # None: this process scans sqlite-vec directly
+_matrices: dict[str, "VectorMatrix | AnnVectors"] | None = None  # None: this process scans sqlite-vec directly
 _registry_lock = threading.Lock()
 
 
@@ -279,13 +269,21 @@ def keep_in_memory() -> None:
             one_blas_thread()
 
 
-def for_index(path) -> VectorMatrix | None:
-    """The matrix of the index file at path (shared by every connection of this process), if kept."""
+def for_index(path, con=None) -> "VectorMatrix | AnnVectors | None":
+    """The matrix of the index file at path (shared by every connection of this process), if kept: from
+    ANN_ROWS vectors (counted on con when the first one is made) the IVF lists instead. A store that
+    grows past ANN_ROWS while served keeps its matrix until the process starts again."""
     if _matrices is None:
         return None
     key = os.path.realpath(path)
     with _registry_lock:
-        return _matrices.setdefault(key, VectorMatrix(key))
+        if key not in _matrices:
+            if con is not None and sql.vector_signature(con)[1] >= ANN_ROWS:
+                from indexer.ops.vector_ann import AnnVectors  # faiss: loaded by serving processes only
+                _matrices[key] = AnnVectors(key)
+            else:
+                _matrices[key] = VectorMatrix(key)
+        return _matrices[key]
 
 
 def warm(stores) -> None:
@@ -294,13 +292,14 @@ def warm(stores) -> None:
         refreshed(st)
 
 
-def refreshed(st) -> VectorMatrix | None:
-    """The store's matrix brought in step with the store, or None when none is kept."""
-    matrix = for_index(st.index_path) if st.with_vec else None
+def refreshed(st) -> "VectorMatrix | AnnVectors | None":
+    """The store's matrix brought in step with the store, or None when none is kept or its lists are
+    still being read or built (sqlite-vec's scan answers meanwhile)."""
+    matrix = for_index(st.index_path, st.con) if st.with_vec else None
     if matrix is not None:
         with matrix._lock:
             matrix.refresh(st.con)
-    return matrix
+    return matrix if matrix is not None and getattr(matrix, "ready", True) else None
 
 
 def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
@@ -311,7 +310,7 @@ def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
 
 def cosines(st, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
     """Cosines of the query with these chunks: from the matrix when one is kept, else read from sqlite-vec."""
-    matrix = for_index(st.index_path) if st.with_vec else None
+    matrix = for_index(st.index_path, st.con) if st.with_vec else None
     if matrix is not None:
         return matrix.cosines(st.con, qvec, ids, refresh)
     q = _unit(qvec)
