@@ -301,6 +301,16 @@ class AnnVectors:
         order = np.lexsort((rows, -sims))[:k]  # equal cosines go to the older vector, as sqlite-vec's scan
         return [(ids[int(rows[i])], float(sims[i])) for i in order.tolist()]
 
+    def similar(self, con, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Up to k (id, cosine) near the vector, for a writer: the lists as last refreshed (never from a
+        writer's transaction, whose rows may roll back) and every vector written since, read exactly."""
+        with self._lock:
+            top = self._top
+        q = _unit(qvec)
+        found = self.finish(con, self.shortlist(q, k))
+        newer = [(cid, float(_unit(v) @ q)) for _r, cid, v in sql.vectors_after(con, top) if len(v) == len(q)]
+        return sorted(found + newer, key=lambda p: -p[1])[:k]
+
     def finish_apart(self, found: Shortlist | None) -> list[tuple[str, float]] | None:
         """finish() on this index's own read-only connection, for a thread that holds no store connection."""
         with self._lock:
@@ -329,3 +339,29 @@ class AnnVectors:
                     if exact is not None and len(exact) == len(q):
                         out[cid] = float(_unit(exact) @ q)
             return out
+
+
+class CodeLists:
+    """IVF lists of 4-bit codes over rows named by number, trained on a sample: a first stage that reads
+    a few lists per query instead of every row (the restatement check of a big build)."""
+
+    def __init__(self, sample: np.ndarray, rows: int):
+        sample = _units(sample)
+        dim = sample.shape[1]
+        self.nlist = min(list_count(rows), max(1, len(sample) // TRAIN_PER_LIST))
+        self._index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, self.nlist,
+                                                    faiss.ScalarQuantizer.QT_4bit, faiss.METRIC_INNER_PRODUCT)
+        self._index.cp.niter = TRAIN_ITERATIONS
+        self._index.train(sample)
+        self.trained = rows
+
+    def add(self, vectors: np.ndarray, first_row: int) -> None:
+        """Rows first_row, first_row + 1, ... in order."""
+        ids = np.arange(first_row, first_row + len(vectors), dtype=np.int64)
+        self._index.add_with_ids(_units(vectors), ids)
+
+    def nearest(self, q: np.ndarray, k: int, share: int) -> np.ndarray:
+        """Each query's k best rows by 4-bit cosine (-1 where fewer), reading 1/share of the lists."""
+        self._index.nprobe = max(4, self.nlist // share)
+        _sims, rows = self._index.search(_units(q), k)
+        return rows

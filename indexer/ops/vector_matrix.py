@@ -286,6 +286,14 @@ def for_index(path, con=None) -> "VectorMatrix | AnnVectors | None":
         return _matrices[key]
 
 
+def kept_lists(path) -> "AnnVectors | None":
+    """The IVF lists this process keeps for the index file at path, when they are ready (none are made here)."""
+    if _matrices is None:
+        return None
+    found = _matrices.get(os.path.realpath(path))
+    return found if getattr(found, "ready", False) else None
+
+
 def warm(stores) -> None:
     """Read each store's vectors now, so the first query does not wait for it."""
     for st in stores:
