@@ -19,6 +19,16 @@ from indexer import config as config_mod  # noqa: E402
 from indexer.index import db, sql  # noqa: E402
 
 
+def mark_chunked(home: Path, cfg) -> None:
+    """A build stopped during its ranking-model fill has not written which chunking its notes have: write
+    it, or the daemon reads every note again at start (its notes are the chunker's, as a finished build's)."""
+    from indexer.ops.sync import CHUNKING_KEY, CHUNKER_VERSION, chunking_id
+    con = db.connect(home / "index.db")
+    with db.transaction(con):
+        sql.write_meta(con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})
+    con.close()
+
+
 def lend_e5(home: Path) -> int:
     """Texts the build had not given a ranking-model vector yet get another text's (timing only: no
     background fill then runs while search is timed); returns how many."""
@@ -47,6 +57,7 @@ def main() -> None:
         make_corpus(base, args.files, source_files(args.eval_dir))
         print(json.dumps({"cold": timed_cli(base, ["index"], env), "load": os.getloadavg()}), flush=True)
     cfg = config_mod.load(home=base, env=env)
+    mark_chunked(base, cfg)
     for target in (int(x) for x in args.chunks.split(",") if x):
         home = args.work / f"pad{target}" / "home"
         if (home / "index.db").exists():

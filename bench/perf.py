@@ -303,7 +303,9 @@ def matrix_recall(home: Path, queries: list[str], k: int = 10) -> dict:
 
 def both_latencies(home: Path, queries: list[str], args, env: dict) -> dict:
     """In-process and daemon figures for one store; the daemon pass can be skipped with --no-daemon."""
-    res = {"in_process": search_latency(home, queries, MODES, args.repeat), "load_before": os.getloadavg()}
+    res = {"load_before": os.getloadavg()}
+    if not args.no_in_process:
+        res["in_process"] = search_latency(home, queries, MODES, args.repeat)
     res["matrix"] = matrix_recall(home, queries)
     if not args.no_daemon:
         res["daemon"] = daemon_latency(home, queries, MODES, args.repeat, env)
@@ -443,6 +445,8 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--no-daemon", action="store_true", help="time search in-process only, not through `mdmem serve`")
+    ap.add_argument("--no-in-process", action="store_true",
+                    help="time search through `mdmem serve` only (in-process vector search scans sqlite-vec: ~1 s a query at 1M)")
     ap.add_argument("--search-home", type=Path, default=None,
                     help="only time search on this existing store (and padded copies of it); no build")
     args = ap.parse_args()
