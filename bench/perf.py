@@ -256,8 +256,7 @@ def _kept(st):
     t0 = time.perf_counter()
     matrix = vector_matrix.for_index(st.index_path, st.con)
     vector_matrix.warm([st])
-    if hasattr(matrix, "wait"):  # IVF lists are read or built in a background thread
-        matrix.wait()
+    vector_matrix.ready(st)  # both are read in a background thread
     return matrix, time.perf_counter() - t0
 
 

