@@ -23,7 +23,7 @@ BOUND_SLACK = 0.005  # the bound's rounding (float16 rows) is under 0.001
 # (~0.35 s a batch at 500k rows); a restatement (cosine >= 0.85) sits in the text's own or next lists.
 LISTS_AT = 100_000
 LIST_CANDIDATES = 32  # rows the lists give a text; their int8 cosines then keep those near the threshold
-LIST_SHARE = 16
+LIST_SHARE = 128  # 8 of 1,024 lists at 1M rows: a restatement (>= 0.85) sits in the text's own list or the next
 LIST_REGROW = 4  # lists are trained again once the matrix has this many times the rows they were fitted on
 
 
