@@ -296,6 +296,17 @@ def kept_lists(path) -> "AnnVectors | None":
     return found if getattr(found, "ready", False) else None
 
 
+def state(path) -> str | None:
+    """What this process keeps for the index file at path: "matrix" or "lists" when they answer,
+    "loading" while they are read or built, None when nothing is kept."""
+    found = _matrices.get(os.path.realpath(path)) if _matrices is not None and path else None
+    if found is None:
+        return None
+    if getattr(found, "warming", False) or not getattr(found, "ready", True):
+        return "loading"
+    return "matrix" if isinstance(found, VectorMatrix) else "lists"
+
+
 def warm(stores) -> None:
     """Start reading each store's vectors, so the first queries need not wait for them: a matrix is read
     in a thread on its own connection (6 s at 100k vectors on a loaded 2-core machine), IVF lists read or
