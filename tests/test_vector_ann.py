@@ -111,7 +111,8 @@ def test_saved_beside_the_index_and_read_back(store, keep, monkeypatch):
     mem, st, centres, _rng = store
     lists = _ready(st)
     before = lists.search(st.con, centres[5], 10)
-    assert os.path.exists(f"{st.index_path}.ann") and os.path.exists(f"{st.index_path}.ann.npz")
+    for saved in (f"{st.index_path}.ann", f"{st.index_path}.ann.npz"):
+        assert os.stat(saved).st_mode & 0o777 == 0o600
     vector_matrix.stop_keeping()
     vector_matrix.keep_in_memory()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import os
 import threading
@@ -232,6 +234,9 @@ class AnnVectors:
 
     def _write(self) -> None:
         """Write the lists and their sidecar beside the index file; the sidecar goes last and names the file's size."""
+        for left in glob.glob(glob.escape(self._file) + ".*.tmp") + glob.glob(glob.escape(self._file) + ".*.npz"):
+            with contextlib.suppress(OSError):
+                os.remove(left)  # a write cut short by a kill: half a file, named by the process that died
         with self._lock:
             index, rowids, sig, sample, trained = self._index, self._rowids.copy(), self._sig, self._sample, self._trained
             tmp = f"{self._file}.{os.getpid()}.tmp"
@@ -241,6 +246,8 @@ class AnnVectors:
                 "sample": sample}
         side = f"{self._file}.{os.getpid()}.npz"
         np.savez(side, rowids=rowids, meta=np.array(json.dumps(meta)))
+        for done in (tmp, side):
+            os.chmod(done, 0o600)  # codes of private memories: the index file's own mode
         os.replace(tmp, self._file)
         os.replace(side, self._file + ".npz")
 
