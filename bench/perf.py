@@ -240,7 +240,10 @@ def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict
             time.sleep(0.2)
         out["start_to_kept_vectors_s"] = round(time.perf_counter() - t0, 2)
         out["chunks"] = client.call("status")["global"]["chunks"]
-        time.sleep(2)  # let the start-up reconcile settle: the idle figure is what a serving daemon holds
+        # let the start-up reconcile settle (12 s for 200k unchanged files): the figures are a serving daemon's
+        while client.call("status")["global"].get("busy"):
+            time.sleep(0.5)
+        time.sleep(2)
         out["idle_rss_mb"] = round(psutil.Process(proc.pid).memory_info().rss / 2**20, 1)
         # the start-up reconcile must find every note unchanged, or the figures time a different index
         out["reconcile"] = next((json.loads(ln) for ln in log.read_text().splitlines()
@@ -274,6 +277,7 @@ def matrix_recall(home: Path, queries: list[str], k: int = 10) -> dict:
             matrix, first_s = _kept(st)
             load_s = first_s
             if hasattr(matrix, "wait"):  # read the saved lists back, as a daemon starting again does
+                matrix.wait()  # their save, which follows their build
                 vector_matrix.stop_keeping()
                 vector_matrix.keep_in_memory()
                 matrix, load_s = _kept(st)
