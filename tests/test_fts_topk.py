@@ -34,7 +34,9 @@ def _queries(rng: random.Random) -> list[list[str]]:
     return out
 
 
-def test_pruned_top_k_is_the_plain_top_k(skewed, monkeypatch):
+@pytest.mark.parametrize("probe_rows", [10_000, 1])  # 1: the first probe is the rarest phrase alone, as at 1M chunks
+def test_pruned_top_k_is_the_plain_top_k(skewed, monkeypatch, probe_rows):
+    monkeypatch.setattr(fts_topk, "PROBE_ROWS", probe_rows)
     con = skewed.stores("global")[0].con
     chunks = sql.chunk_count(con)
     monkeypatch.setattr(fts_topk, "PLAIN_ROWS", 0)  # prune even this small store

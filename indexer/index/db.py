@@ -297,6 +297,19 @@ def transaction(con: Connection):
 
 
 @contextlib.contextmanager
+def read_snapshot(con: Connection):
+    """One read transaction over several statements: they all see the same committed state."""
+    con.execute("BEGIN")
+    try:
+        with guard(con):
+            yield con
+    finally:
+        if con.in_transaction:
+            with contextlib.suppress(MdmemError):
+                con.execute("COMMIT")
+
+
+@contextlib.contextmanager
 def rolled_back(con: Connection):
     """A write transaction that is always rolled back (FTS5's integrity-check is an INSERT)."""
     con.execute("BEGIN IMMEDIATE")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +13,12 @@ from indexer.embedder import one_blas_thread
 from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
+from indexer.retrieval.shortlist import Shortlist, unit as _unit
+
+if TYPE_CHECKING:
+    from indexer.retrieval.vector_ann import AnnVectors
+
+ANN_ROWS = 200_000  # from this many vectors a long-running process keeps IVF lists (vector_ann) instead
 
 SMALL = 8192  # up to this many rows every int8 code is rescored: no 1-bit shortlist needed
 SHORTLIST_SHARE = 20  # above it, the 1-bit codes keep 1/20 of the rows (at least MIN_SHORTLIST) for int8
@@ -27,22 +34,6 @@ def int8_codes(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     code @ q * step is the cosine within about 0.001."""
     peak = np.maximum(np.abs(unit).max(axis=1), 1e-12)
     return np.rint(unit * (127.0 / peak)[:, None]).astype(np.int8), (peak / 127.0).astype(np.float32)
-
-
-def _unit(v) -> np.ndarray:
-    v = np.asarray(v, dtype=np.float32)
-    return v / (np.linalg.norm(v) or 1.0)
-
-
-@dataclass(frozen=True)
-class Shortlist:
-    """A search's rows and their int8 cosines, before the close ones are settled."""
-
-    generation: int
-    q: np.ndarray
-    k: int
-    rows: np.ndarray
-    sims: np.ndarray
 
 
 class VectorMatrix:
@@ -66,6 +57,7 @@ class VectorMatrix:
         self._lock = threading.Lock()
         self._sig: tuple[int, int] | None = None
         self._generation = 0  # moves with every change of the copy: a Shortlist's rows are of one generation
+        self.warming = False  # being read by warm()'s thread: callers scan sqlite-vec meanwhile
         self._clear(0)
 
     def _clear(self, dim: int) -> None:
@@ -263,7 +255,7 @@ class VectorMatrix:
             self._row_of.pop(self._ids[i], None)
 
 
-_matrices: dict[str, VectorMatrix] | None = None  # None: this process scans sqlite-vec directly
+_matrices: dict[str, "VectorMatrix | AnnVectors"] | None = None  # None: this process scans sqlite-vec directly
 _registry_lock = threading.Lock()
 
 
@@ -279,28 +271,88 @@ def keep_in_memory() -> None:
             one_blas_thread()
 
 
-def for_index(path) -> VectorMatrix | None:
-    """The matrix of the index file at path (shared by every connection of this process), if kept."""
+def for_index(path, con=None) -> "VectorMatrix | AnnVectors | None":
+    """The matrix of the index file at path (shared by every connection of this process), if kept: from
+    ANN_ROWS vectors (counted on con when the first one is made) the IVF lists instead. A store that
+    grows past ANN_ROWS while served keeps its matrix until the process starts again."""
     if _matrices is None:
         return None
     key = os.path.realpath(path)
     with _registry_lock:
-        return _matrices.setdefault(key, VectorMatrix(key))
+        if key not in _matrices:
+            if con is not None and sql.vector_signature(con)[1] >= ANN_ROWS:
+                from indexer.retrieval.vector_ann import AnnVectors  # faiss: loaded by serving processes only
+                _matrices[key] = AnnVectors(key)
+            else:
+                _matrices[key] = VectorMatrix(key)
+        return _matrices[key]
+
+
+def kept_lists(path) -> "AnnVectors | None":
+    """The IVF lists this process keeps for the index file at path, when they are ready (none are made here)."""
+    if _matrices is None:
+        return None
+    found = _matrices.get(os.path.realpath(path))
+    return found if getattr(found, "ready", False) else None
+
+
+def state(path) -> str | None:
+    """What this process keeps for the index file at path: "matrix" or "lists" when they answer,
+    "loading" while they are read or built, None when nothing is kept."""
+    found = _matrices.get(os.path.realpath(path)) if _matrices is not None and path else None
+    if found is None:
+        return None
+    if getattr(found, "warming", False) or not getattr(found, "ready", True):
+        return "loading"
+    return "matrix" if isinstance(found, VectorMatrix) else "lists"
 
 
 def warm(stores) -> None:
-    """Read each store's vectors now, so the first query does not wait for it."""
+    """Start reading each store's vectors, so the first queries need not wait for them: a matrix is read
+    in a thread on its own connection (6 s at 100k vectors on a loaded 2-core machine), IVF lists read or
+    build themselves; until then searches scan sqlite-vec."""
     for st in stores:
-        refreshed(st)
+        matrix = for_index(st.index_path, st.con) if st.with_vec else None
+        if isinstance(matrix, VectorMatrix) and matrix._sig is None and not matrix.warming:
+            matrix.warming = True
+            threading.Thread(target=_read_apart, args=(matrix, st.index_path), name="matrix-warm", daemon=True).start()
+        elif matrix is not None:
+            refreshed(st)
 
 
-def refreshed(st) -> VectorMatrix | None:
-    """The store's matrix brought in step with the store, or None when none is kept."""
-    matrix = for_index(st.index_path) if st.with_vec else None
-    if matrix is not None:
-        with matrix._lock:
-            matrix.refresh(st.con)
-    return matrix
+def _read_apart(matrix: VectorMatrix, path) -> None:
+    try:
+        con = db.connect(path, readonly=True)
+        try:
+            with matrix._lock:
+                matrix.refresh(con)
+        finally:
+            con.close()
+    except MdmemError:
+        pass  # the first search reads it on its own connection instead
+    finally:
+        matrix.warming = False
+
+
+def ready(st, timeout: float = 600.0) -> bool:
+    """Wait until the store's kept matrix or lists answer (benchmarks and tests); False when none is kept."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if refreshed(st) is not None:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def refreshed(st) -> "VectorMatrix | AnnVectors | None":
+    """The store's matrix brought in step with the store, or None when none is kept or its lists are
+    still being read or built (sqlite-vec's scan answers meanwhile)."""
+    matrix = for_index(st.index_path, st.con) if st.with_vec else None
+    if matrix is None or getattr(matrix, "warming", False):
+        return None
+    with matrix._lock:
+        matrix.refresh(st.con)
+    return matrix if getattr(matrix, "ready", True) else None
 
 
 def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
@@ -311,8 +363,8 @@ def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
 
 def cosines(st, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
     """Cosines of the query with these chunks: from the matrix when one is kept, else read from sqlite-vec."""
-    matrix = for_index(st.index_path) if st.with_vec else None
-    if matrix is not None:
+    matrix = for_index(st.index_path, st.con) if st.with_vec else None
+    if matrix is not None and not getattr(matrix, "warming", False):
         return matrix.cosines(st.con, qvec, ids, refresh)
     q = _unit(qvec)
     return {cid: float(v @ q) for cid, v in sql.vectors_for_ids(st.con, ids).items()}

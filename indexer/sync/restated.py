@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexer.index import sql
+from indexer.retrieval import vector_matrix
 from indexer.retrieval.vector_matrix import int8_codes
 from indexer.notes.spaces import space_of
 
@@ -17,6 +18,13 @@ QUERY_BLOCK = 256  # new texts compared at a time: a batch of long notes can hol
 PROJECTED = 64  # principal directions of the prefilter (see _scan_pruned)
 FIT_AT = 2048  # rows before the prefilter is worth fitting: below, one product over all rows is cheap
 BOUND_SLACK = 0.005  # the bound's rounding (float16 rows) is under 0.001
+# From this many rows a batch reads IVF lists (vector_ann.CodeLists: 4-bit codes, 1/LIST_SHARE of the lists
+# a text) instead of bounding every row: the prefilter's pass over all rows made a build quadratic
+# (~0.35 s a batch at 500k rows); a restatement (cosine >= 0.85) sits in the text's own or next lists.
+LISTS_AT = 100_000
+LIST_CANDIDATES = 32  # rows the lists give a text; their int8 cosines then keep those near the threshold
+LIST_SHARE = 128  # 8 of 1,024 lists at 1M rows: a restatement (>= 0.85) sits in the text's own list or the next
+LIST_REGROW = 4  # lists are trained again once the matrix has this many times the rows they were fitted on
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
@@ -47,6 +55,8 @@ class RestatementFinder:
         self._basis: np.ndarray | None = None  # the prefilter's directions, once fitted
         self._proj = np.zeros((0, PROJECTED + 1), dtype=np.float16)
         self._fit_n = 0
+        self._lists = None  # vector_ann.CodeLists over the matrix rows, from LISTS_AT rows
+        self._listed = 0
 
     @property
     def loaded(self) -> bool:
@@ -67,6 +77,8 @@ class RestatementFinder:
         k = min(CANDIDATES, self._n)
         self._refit()
         scan = self._scan_all if self._basis is None else self._scan_pruned
+        if self._n >= LISTS_AT:
+            scan = self._scan_lists
         # blocks of both sides bound the extra memory, whatever the batch and store sizes
         for qi in range(0, len(hashes), QUERY_BLOCK):
             for h, near in zip(hashes[qi:qi + QUERY_BLOCK], scan(q_all[qi:qi + QUERY_BLOCK], k)):
@@ -113,8 +125,33 @@ class RestatementFinder:
                     found[a].append((sim, row))
         return [sorted(f, reverse=True)[:k] for f in found]
 
+    def _scan_lists(self, q: np.ndarray, k: int) -> list[list[tuple[float, int]]]:
+        """What _scan_all finds, from the rows the IVF lists give each text (int8 cosines, then the floor)."""
+        self._fit_lists()
+        floor = self.threshold - MARGIN
+        out = []
+        for qi, rows in zip(q, self._lists.nearest(q, min(LIST_CANDIDATES, self._n), LIST_SHARE)):
+            rows = rows[rows >= 0]
+            sims = (self._mat[rows].astype(np.float32) @ qi) * self._scale[rows]
+            out.append(sorted(((s, j) for s, j in zip(sims.tolist(), rows.tolist()) if s >= floor), reverse=True)[:k])
+        return out
+
+    def _fit_lists(self) -> None:
+        """Train the lists on a sample of the matrix (again as it quadruples); add the rows they lack."""
+        from indexer.retrieval.vector_ann import TRAIN_PER_LIST, CodeLists, list_count
+        if self._lists is None or self._n >= LIST_REGROW * self._lists.trained:
+            take = min(self._n, TRAIN_PER_LIST * list_count(self._n))
+            self._lists = CodeLists(self._dequantized(np.linspace(0, self._n - 1, take).astype(np.int64)), self._n)
+            self._listed = 0
+            self._basis, self._proj = None, np.zeros((0, PROJECTED + 1), dtype=np.float16)  # the lists replace it
+        for i in range(self._listed, self._n, BLOCK):
+            self._lists.add(self._dequantized(slice(i, min(i + BLOCK, self._n))), i)
+        self._listed = self._n
+
     def _refit(self) -> None:
         """Fit the prefilter's directions once the matrix is big enough, and again as it quadruples."""
+        if self._lists is not None:
+            return
         if self._n < FIT_AT or (self._basis is not None and self._n < 4 * self._fit_n):
             return
         sample = self._dequantized(np.linspace(0, self._n - 1, min(self._n, 4096)).astype(np.int64))
@@ -139,9 +176,7 @@ class RestatementFinder:
         """The id of the chunk this new text restates, or None; its own note and other spaces never count."""
         space = space_of(exclude_uri)
         if self._mat is None:
-            found = sql.find_similar(self.con, vec, self.threshold, k=3, exclude_uri=exclude_uri,
-                                     space=(space or "") if sql.has_spaces(self.con) else None)
-            return found[0]["id"] if found else None
+            return self._one(vec, exclude_uri, space)
         v = _unit(np.asarray(vec, dtype=np.float32)[None, :])[0]
         best, best_sim = None, self.threshold
         for sim, j in self._near.get(content_hash, []):  # nearest first: the first that holds wins
@@ -165,6 +200,26 @@ class RestatementFinder:
             if sims[i] > best_sim or (best is None and sims[i] >= best_sim):
                 best = self._pending[i][0]
         return best
+
+    def _one(self, vec, exclude_uri: str, space: str | None) -> str | None:
+        """One text's check without the matrix: the serving process's IVF lists when it keeps them (a KNN
+        scan costs about 0.75 s a text at 1M vectors), else sqlite-vec's scan."""
+        lists = vector_matrix.kept_lists(self.con.filename)
+        if lists is None:
+            found = sql.find_similar(self.con, vec, self.threshold, k=3, exclude_uri=exclude_uri,
+                                     space=(space or "") if sql.has_spaces(self.con) else None)
+            return found[0]["id"] if found else None
+        near = [(cid, sim) for cid, sim in lists.similar(self.con, vec, CANDIDATES * 4) if sim >= self.threshold - MARGIN]
+        rows = {r["id"]: r for r in sql.chunks_by_ids(self.con, [cid for cid, _s in near])}
+        v = _unit(np.asarray(vec, dtype=np.float32)[None, :])[0]
+        for cid, sim in near:
+            r = rows.get(cid)
+            if r is None or r["uri"] == exclude_uri or space_of(r["uri"]) != space:
+                continue
+            exact = sql.vector_for_id(self.con, cid)
+            if exact is not None and float(v @ _unit(exact[None, :])[0]) >= self.threshold:
+                return cid
+        return None
 
     def written(self, note, vectors: dict[str, np.ndarray]) -> None:
         """A note's chunks are in the index now: later notes may restate them."""

