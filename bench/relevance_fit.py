@@ -84,21 +84,31 @@ def predict(model, x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(x @ w + b)))
 
 
-def cut_report(qs: list[dict], model, thresholds=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5)) -> dict:
-    """For each threshold: the share of questions whose first relevant hit stays (first hit always stays),
-    and the mean number of hits kept of the top 10."""
+def what_a_cut_keeps(qs: list[dict], levels, keeps) -> dict:
+    """For each level: the share of questions whose relevant hit stays in the top 10 (the first hit always
+    stays), and the mean number of hits kept. keeps(features, level) -> a mask over the hits."""
     out = {}
     answered = [q for q in qs if any(h["relevant"] for h in q["hits"][:10])]
-    for t in thresholds:
+    for level in levels:
         kept_ans, lines = 0, []
         for q in answered:
             hits = q["hits"][:10]
-            p = predict(model, features(hits))
-            keep = [i == 0 or p[i] >= t for i in range(len(hits))]
-            lines.append(sum(keep))
+            keep = keeps(features(hits), level)
+            keep[0] = True
+            lines.append(int(keep.sum()))
             kept_ans += any(k and h["relevant"] for k, h in zip(keep, hits))
-        out[t] = (round(kept_ans / max(1, len(answered)), 3), round(float(np.mean(lines)), 2))
+        out[level] = (round(kept_ans / max(1, len(answered)), 3), round(float(np.mean(lines)), 2))
     return out
+
+
+def cut_report(qs: list[dict], model, thresholds=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5)) -> dict:
+    """The fitted relevance as a cut: keep the hits predicted at or above each threshold."""
+    return what_a_cut_keeps(qs, thresholds, lambda f, t: predict(model, f) >= t)
+
+
+def gap_rule_report(qs: list[dict], gaps=(0.02, 0.03, 0.05)) -> dict:
+    """recall's rule for comparison: keep the hits whose e5 cosine is within `gap` of the best."""
+    return what_a_cut_keeps(qs, gaps, lambda f, g: f[:, 1] <= g)
 
 
 def calibration(qs: list[dict], model) -> list:
@@ -138,6 +148,7 @@ def main() -> None:
         held = fit(*stacked(sets, [n for n in sets if n != name])) if len(sets) > 1 else model
         print(name, "calibration (bin, hits, share relevant):", calibration(qs, held))
         print(name, "cut (threshold: first answer kept, hits of 10 kept), fitted without it:", cut_report(qs, held))
+        print(name, "recall's e5-gap cut, for comparison:", gap_rule_report(qs, (0.01, 0.02, 0.03, 0.05, 0.08)))
         groups = sorted({q["group"] for q in qs})
         if len(groups) > 1:
             for g in groups:
@@ -147,19 +158,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def gap_rule_report(qs: list[dict], gaps=(0.02, 0.03, 0.05)) -> dict:
-    """recall's rule for comparison: keep the hits whose e5 cosine is within `gap` of the best."""
-    out = {}
-    answered = [q for q in qs if any(h["relevant"] for h in q["hits"][:10])]
-    for g in gaps:
-        kept_ans, lines = 0, []
-        for q in answered:
-            hits = q["hits"][:10]
-            f = features(hits)
-            keep = [i == 0 or f[i, 1] <= g for i in range(len(hits))]
-            lines.append(sum(keep))
-            kept_ans += any(k and h["relevant"] for k, h in zip(keep, hits))
-        out[g] = (round(kept_ans / max(1, len(answered)), 3), round(float(np.mean(lines)), 2))
-    return out
