@@ -180,6 +180,7 @@ PROCESS_WIDE = {
     # switched on once by `serve` and shared by every lent Memory's connections to one index file; an object
     # the daemon hands its stores would do the same without the switch (not done yet)
     ("indexer.retrieval.vector_matrix", "_matrices"): "the vector copies (matrix or IVF lists) a serving process keeps",
+    ("indexer.retrieval.text_leg", "_kept"): "big stores' common words a serving process keeps, switched on with the above",
 }
 _MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from indexer import config as config_mod
 from indexer import log
+from indexer.retrieval import text_leg
 from indexer.retrieval import vector_matrix
 from indexer.daemon.lending import OWN, Lender
 from indexer.config import Config
@@ -118,8 +119,10 @@ class Daemon:
             for w in self.writers.values():
                 w.submit(Job.RECONCILE)
             vector_matrix.keep_in_memory()
+            text_leg.keep_in_memory()
             with self.lend() as first:
                 vector_matrix.warm(first.stores())  # one reader's connections and vectors before the first request
+                text_leg.warm(first.stores())
             self.server = Server(self.cfg, self)
             self.server.start()
             if self._http_options is not None:
@@ -295,7 +298,8 @@ class Daemon:
                          "last_sync": w.last_sync or s.get("last_indexed_at"),
                          "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
                          "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),
-                         "missing": w.missing, "kept_vectors": vector_matrix.state(s.get("index"))}
+                         "missing": w.missing, "kept_vectors": vector_matrix.state(s.get("index")),
+                         "kept_words": text_leg.state(s.get("index"))}
         return out
 
 

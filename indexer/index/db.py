@@ -229,6 +229,14 @@ def index_terms(con: Connection, text: str) -> list[tuple[str, str]]:
             for start, end, term, *_colocated in tok(raw, apsw.FTS5_TOKENIZE_QUERY, None)]
 
 
+def stored_terms(con: Connection, text: str) -> list[tuple[str, ...]]:
+    """The terms at each position of a document's text as the FTS index stores them (stemmed; a Chinese
+    word's sub-words and characters at its own position)."""
+    tok = con.fts5_tokenizer("porter", [TOKENIZER_NAME])
+    return [tuple(dict.fromkeys(terms)) for _start, _end, *terms in
+            tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None)]
+
+
 def _create_private(path: str) -> None:
     """Create the empty file 0600 before SQLite opens it, so it is never readable by others."""
     try:

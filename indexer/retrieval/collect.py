@@ -13,6 +13,7 @@ from indexer.index.stores import Store
 from indexer.notes.textseg import match_any
 from indexer.retrieval import feedback
 from indexer.retrieval import query_match
+from indexer.retrieval import text_leg
 from indexer.retrieval import vector_leg
 from indexer.retrieval import vector_matrix
 from indexer.retrieval.fusion import Candidate
@@ -65,7 +66,7 @@ def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: st
     """This store's full-text candidates; returns the feedback words used (fb = (docs, words))."""
     q = aq.q
     found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms), size, under=q.under,
-                           space=space, since=q.since, until=q.until)
+                           space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st))
     chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
     ideal = query_match.ideal_bm25(st.con, q.text, chunks) if found else 1.0  # stores on one scale
     for rank, r in enumerate(found, 1):
@@ -106,7 +107,7 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
     if not exp.words:
         return ()
     found = sql.fts_search(st.con, match_any(exp.words), size, under=q.under, space=space,
-                           since=q.since, until=q.until)
+                           since=q.since, until=q.until, ranker=text_leg.ranker(st))
     ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks) if found else 1.0
     for r in found:
         pool.add(st.name, r).bm25_feedback = r["bm25"] / ideal

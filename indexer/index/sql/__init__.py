@@ -36,6 +36,11 @@ from indexer.index.sql.checks import (  # noqa: F401
 from indexer.index.sql.vec_rowids import (  # noqa: F401
     ids_for_rowids, rowids_for_ids, vector_count_between, vector_rowids_between,
 )
+from indexer.index.sql.fts_rows import (  # noqa: F401
+    fts_totals, fts_structure, row_lengths, row_lengths_for, terms_in_rows, term_rows, fts_rowid_top, fts_rows_after,
+    fts_rows_among, hashes_for_fts_rowids, fts_rowids_passing, removal_seq, removals_since, trim_removals,
+)
+from indexer.index.sql.fts_topk import all_scores, phrases_of  # noqa: F401
 from indexer.index.sql.e5 import (  # noqa: F401
     has_e5_table, bind_e5, e5_missing, put_e5, e5_vectors, e5_all, e5_progress, delete_orphan_e5,
 )

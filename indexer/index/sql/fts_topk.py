@@ -16,8 +16,10 @@ import re
 from indexer.index import db
 from indexer.index.sql.text_stats import phrase_doc_counts
 
-BM25 = "bm25(chunks_fts, 1.0, 0.3, 0.6)"  # content, uri, section: the weights every full-text search uses
+WEIGHTS = (1.0, 0.3, 0.6)  # content, uri, section: the weights every full-text search uses
+BM25 = f"bm25(chunks_fts, {', '.join(map(str, WEIGHTS))})"
 K1 = 1.2  # FTS5's bm25 k1: one word adds less than idf * (K1 + 1)
+B = 0.75  # FTS5's bm25 b (length normalisation)
 SLACK = 1.01  # the bounds use the chunk count, FTS5 its own row count: equal in a sound index, kept apart anyway
 # Measured at 100k chunks: a plain search costs about 0.42 us per row holding a query word, a pruned
 # one 1.5 us per row it scores plus 0.04 us per row holding any (FTS5 still counts every word's rows).
@@ -105,6 +107,11 @@ def _plain(con, match: str, k: int, where: str, params) -> list[tuple[int, float
     sql = (f"SELECT chunks_fts.rowid AS r, round(-{BM25}, 9) AS score FROM chunks_fts{_join(where)}"
            f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC, r LIMIT ?")
     return [(r["r"], r["score"]) for r in db.rows(con, sql, [match, *params, k])]
+
+
+def all_scores(con, match: str) -> list[tuple[int, float]]:
+    """(fts rowid, bm25 with bigger better) of every row the MATCH holds, unrounded: one part of a sum."""
+    return con.execute(f"SELECT rowid, -{BM25} FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchall()
 
 
 def _idf(chunks: int, holding: int) -> float:

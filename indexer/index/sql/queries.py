@@ -57,13 +57,18 @@ def has_spaces(con) -> bool:
 
 
 def fts_search(con, match: str, k: int, parent_dirs=None, under=None, space=None, since=None,
-               until=None) -> list[dict]:
-    """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped)."""
+               until=None, ranker=None) -> list[dict]:
+    """BM25 candidates (bigger `bm25` is better here: the sign of FTS5's rank is flipped).
+
+    ranker(con, match, k, where, params): another way to the same top k (rowid, score), or None to leave it to
+    FTS5 (a big store's kept common words)."""
     if not match:
         return []
     where, params = _filter_sql(parent_dirs, under, since, until)
     where, params = with_space(where, params, space)
-    top = top_rowids(con, match, k, chunk_count(con), where, params)
+    top = ranker(con, match, k, where, params) if ranker is not None else None
+    if top is None:
+        top = top_rowids(con, match, k, chunk_count(con), where, params)
     if not top:
         return []
     # the chunk rows of the k best only: joining every matching row read rows the LIMIT then dropped

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from indexer.index import db
+from indexer.index.sql.fts_rows import log_removal
 from indexer.index.sql.queries import chunks_by_ids
 from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table
 
@@ -67,6 +68,7 @@ def vector_for_hash(con, content_hash: str) -> np.ndarray | None:
 def _delete_chunk_row(con, row: dict, with_vec: bool) -> None:
     con.execute("INSERT INTO chunks_fts(chunks_fts, rowid, content, uri, section) VALUES('delete', ?, ?, ?, ?)",
                 (row["fts_rowid"], row["content"], row["uri"], row["section"]))
+    log_removal(con, row["fts_rowid"])
     con.execute("DELETE FROM chunks WHERE id = ?", (row["id"],))
     if with_vec:
         con.execute("DELETE FROM chunks_vec WHERE id = ?", (row["id"],))

@@ -1,0 +1,137 @@
+"""The full-text top k of one store: FTS5's, or on a big store served by a long-running process, the same top k
+from its kept common words (word_postings) with FTS5 scoring only the query's rarer words."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import numpy as np
+
+from indexer.index import db
+from indexer.index import sql
+from indexer.retrieval.word_postings import MIN_ROWS, WordPostings
+
+FILTER_ROWS = 32_768  # a filter (space, folder, dates) is checked down the ranking this far, then FTS5 filters
+
+_kept: dict[str, WordPostings] | None = None  # None: this process asks FTS5 alone
+_registry_lock = threading.Lock()
+
+
+def keep_in_memory() -> None:
+    """Called once by a long-running process: big stores' common words are kept from now on."""
+    global _kept
+    with _registry_lock:
+        if _kept is None:
+            _kept = {}
+
+
+def stop_keeping() -> None:
+    global _kept
+    with _registry_lock:
+        _kept = None
+
+
+def for_store(st) -> WordPostings | None:
+    """The store's kept common words (made the first time a store of MIN_ROWS chunks asks), or None."""
+    if _kept is None:
+        return None
+    key = os.path.realpath(st.index_path)
+    with _registry_lock:
+        if key not in _kept:
+            if sql.chunk_count(st.con) < MIN_ROWS:
+                return None  # counted again next time: a store that grows past it gets them then
+            _kept[key] = WordPostings(key)
+        return _kept[key]
+
+
+def state(path) -> str | None:
+    """"words" when the store's common words answer, "loading" while they are read or made, else None."""
+    found = _kept.get(os.path.realpath(path)) if _kept is not None and path else None
+    if found is None:
+        return None
+    return "words" if found.ready else "loading"
+
+
+def warm(stores) -> None:
+    """Start reading (or making) each big store's common words, so the first queries need not wait."""
+    for st in stores:
+        words = for_store(st)
+        if words is not None and not words.ready:
+            with words.lock:
+                words.refresh(st.con)
+
+
+def ranker(st):
+    """fts_search's ranker for this store, or None when it keeps no common words."""
+    words = for_store(st)
+    if words is None:
+        return None
+    return lambda con, match, k, where, params: top_rowids(words, con, match, k, where, params)
+
+
+def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", params=()) -> list | None:
+    """The k best (fts rowid, bm25 with bigger better), best first, ties by rowid, as FTS5 ranks them;
+    None when the kept words cannot answer (not ready, no common word in the query, a narrow filter)."""
+    if not words.ready:
+        with words.lock:
+            words.refresh(con)  # starts reading or making them
+        return None
+    phrases = sql.phrases_of(match)
+    if not phrases:
+        return None
+    single = [_one_term(con, p) for p in phrases]
+    if not any(t is not None and words.holds(t) for t in single):
+        return None
+    with words.lock, _one_view(con):
+        if not words.refresh(con):
+            return None
+        hot = [t for t in single if t is not None and words.holds(t)]
+        cold = [p for p, t in zip(phrases, single) if t is None or not words.holds(t)]
+        rows, tokens = sql.fts_totals(con)
+        acc = words.scores(hot, rows, tokens)
+        if cold:
+            part = sql.all_scores(con, " OR ".join(cold))
+            if part:
+                at = np.fromiter((r for r, _s in part), dtype=np.int64, count=len(part))
+                if at.max() >= len(acc):
+                    return None  # a row the copy has not seen: cannot happen inside one view, but never guess
+                acc[at] += np.fromiter((s for _r, s in part), dtype=np.float64, count=len(part))
+    return _best(acc, k, con, where, params)
+
+
+def _one_term(con, phrase: str) -> str | None:
+    terms = db.index_terms(con, phrase[1:-1].replace('""', '"'))
+    return terms[0][1] if len(terms) == 1 else None
+
+
+def _one_view(con):
+    """One read transaction, so the copy's rows and FTS5's agree (none when the caller holds one)."""
+    return contextlib.nullcontext() if con.in_transaction else db.read_snapshot(con)
+
+
+def _best(acc: np.ndarray, k: int, con, where: str, params) -> list | None:
+    cand = np.flatnonzero(acc > 0)
+    scores = np.round(acc[cand], 9)
+    if not where:
+        return _top(cand, scores, k)
+    m = max(256, 4 * k)
+    while True:
+        top = _top(cand, scores, m)
+        passing = sql.fts_rowids_passing(con, [r for r, _s in top], where, params)
+        got = [(r, s) for r, s in top if r in passing]
+        if len(got) >= k or len(top) == len(cand):
+            return got[:k]
+        if m >= FILTER_ROWS:
+            return None
+        m *= 8
+
+
+def _top(cand: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    if len(cand) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= kth
+        cand, scores = cand[keep], scores[keep]
+    order = np.lexsort((cand, -scores))[:k]
+    return [(int(cand[i]), float(scores[i])) for i in order]

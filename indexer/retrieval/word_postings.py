@@ -1,0 +1,313 @@
+"""A big store's common words and the rows holding them, kept beside the index: FTS5's own BM25 in numpy.
+
+FTS5 scores every row that holds any word of a query, about 1 us a row, and counts every row of each
+word again for its idf: a question whose words are all common (each in 20k-200k of a million rows) spent
+0.2-0.8 s there. Kept as arrays (rowid, a code for the word's count in each column) with every row's
+length, the same sum takes about 10 ns a row. Rare words stay with FTS5: their rows are few.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import math
+import os
+import threading
+import time
+
+import numpy as np
+
+from indexer.errors import MdmemError
+from indexer.index import db
+from indexer.index import sql
+from indexer.index.sql.fts_topk import B, K1, WEIGHTS
+
+VERSION = 1
+MIN_ROWS = 50_000  # stores from this many chunks keep their common words (below, FTS5 alone is quick)
+COMMON_SHARE = 400  # a word in at least 1/400 of the rows is common (2,500 at 1M): FTS5 scores the rest
+COMMON_MIN = 1_000
+SAVE_CHANGES = 20_000  # rows written or removed since the copy was made before it is made again
+REGROW = 2  # ... or once the store has this many times the rows it was made from (new common words)
+SAMPLE = 32  # (rowid, content hash) pairs that tell the same file from one `rebuild` made again
+COLUMNS = ("content", "uri", "section")
+
+
+def common_at(rows: int) -> int:
+    return max(COMMON_MIN, rows // COMMON_SHARE)
+
+
+def freq_of(counts: tuple[int, int, int]) -> float:
+    """A word's weighted count in a row as FTS5 adds it up: one weight per instance, column by column."""
+    f = 0.0
+    for weight, n in zip(WEIGHTS, counts):
+        for _ in range(n):
+            f += weight
+    return f
+
+
+class Snapshot:
+    """The arrays of one build: each common word's rows (sorted) and count codes, every row's length."""
+
+    def __init__(self, terms: dict[str, tuple[int, int]], rowids: np.ndarray, codes: np.ndarray,
+                 freqs: np.ndarray, lengths: np.ndarray, present: np.ndarray, top: int, seq: int, sample: list):
+        self.terms, self.rowids, self.codes, self.freqs = terms, rowids, codes, freqs
+        self.lengths, self.present, self.top, self.seq, self.sample = lengths, present, top, seq, sample
+
+
+def build(con) -> Snapshot:
+    """Read the common words' rows from FTS5 in one snapshot of the store (about a minute at 1M rows)."""
+    with db.read_snapshot(con):
+        rows, _tokens = sql.fts_totals(con)
+        top, seq = sql.fts_rowid_top(con), sql.removal_seq(con)
+        lengths = np.zeros(top + 1, dtype=np.int32)
+        present = np.zeros(top + 1, dtype=bool)
+        for rowid, n in sql.row_lengths(con):
+            if rowid <= top:
+                lengths[rowid], present[rowid] = n, True
+        terms, parts_r, parts_p, at = {}, [], [], 0
+        for term, _n in sorted(sql.terms_in_rows(con, common_at(rows))):
+            found = np.array(sql.term_rows(con, term), dtype=np.int64).reshape(-1, 4)
+            if not len(found):
+                continue
+            terms[term] = (at, at + len(found))
+            at += len(found)
+            parts_r.append(found[:, 0].astype(np.uint32))
+            parts_p.append((found[:, 1] << 40) | (found[:, 2] << 20) | found[:, 3])
+        rowids = np.concatenate(parts_r) if parts_r else np.zeros(0, np.uint32)
+        packed = np.concatenate(parts_p) if parts_p else np.zeros(0, np.int64)
+        kinds, codes = np.unique(packed, return_inverse=True)
+        if len(kinds) > 65535:
+            raise ValueError("too many distinct word counts for 16-bit codes")
+        freqs = np.array([freq_of((int(p) >> 40, (int(p) >> 20) & 0xFFFFF, int(p) & 0xFFFFF)) for p in kinds])
+        picks = np.flatnonzero(present)
+        picks = picks[np.linspace(0, len(picks) - 1, min(SAMPLE, len(picks))).astype(int)].tolist() if len(picks) else []
+        sample = sorted(sql.hashes_for_fts_rowids(con, picks).items())
+    return Snapshot(terms, rowids, codes.astype(np.uint16), freqs, lengths, present, top, seq, sample)
+
+
+def write(snap: Snapshot, path: str) -> None:
+    """The arrays to `<index>.words` (mapped back on start) and their sidecar; the sidecar goes last."""
+    for left in glob.glob(glob.escape(path) + ".*.tmp"):
+        with contextlib.suppress(OSError):
+            os.remove(left)  # a write cut short by a kill
+    tmp, side = f"{path}.{os.getpid()}.tmp", f"{path}.{os.getpid()}.side.tmp"
+    with open(tmp, "wb") as f:
+        f.write(snap.rowids.tobytes())
+        f.write(snap.codes.tobytes())
+    names = sorted(snap.terms)
+    meta = {"version": VERSION, "top": snap.top, "seq": snap.seq, "sample": snap.sample, "postings": len(snap.rowids),
+            "bytes": os.path.getsize(tmp)}
+    with open(side, "wb") as f:
+        np.savez(f, meta=np.array(json.dumps(meta)), names=np.array(names, dtype=object).astype(str),
+                 spans=np.array([snap.terms[t] for t in names], dtype=np.int64).reshape(-1, 2), freqs=snap.freqs,
+                 lengths=snap.lengths, present=snap.present)
+    for done in (tmp, side):
+        os.chmod(done, 0o600)  # words of private notes: the index file's own mode
+    os.replace(tmp, path)
+    os.replace(side, path + ".npz")
+
+
+def read(path: str) -> Snapshot | None:
+    """The arrays written beside the index, mapped (pages are read as queries touch them); None if unusable."""
+    try:
+        with np.load(path + ".npz") as side:
+            meta = json.loads(str(side["meta"]))
+            if meta.get("version") != VERSION or os.path.getsize(path) != meta["bytes"]:
+                return None
+            names, spans = side["names"].tolist(), side["spans"]
+            freqs, lengths, present = side["freqs"], side["lengths"], side["present"]
+        n = int(meta["postings"])
+        rowids = np.memmap(path, dtype=np.uint32, mode="r", shape=(n,)) if n else np.zeros(0, np.uint32)
+        codes = np.memmap(path, dtype=np.uint16, mode="r", offset=4 * n, shape=(n,)) if n else np.zeros(0, np.uint16)
+    except (OSError, ValueError, KeyError):
+        return None
+    terms = {t: (int(a), int(b)) for t, (a, b) in zip(names, spans.tolist())}
+    return Snapshot(terms, rowids, codes, freqs, lengths, present, int(meta["top"]), int(meta["seq"]),
+                    [tuple(p) for p in meta["sample"]])
+
+
+class WordPostings:
+    """One store's common words, followed from the store: rows past the last one seen are read and split into
+    words as FTS5 does; removed rows come from the removal log that deleting a chunk writes."""
+
+    def __init__(self, path: str):
+        self._path = path
+        self._file = path + ".words"
+        self.lock = threading.Lock()
+        self._busy = False
+        self._failed = False
+        self._snap: Snapshot | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._snap is not None
+
+    def _install(self, snap: Snapshot | None) -> None:
+        self._snap = snap
+        if snap is None:
+            return
+        self._lengths = snap.lengths.copy()
+        self._live = snap.present.copy()  # rows whose words the snapshot holds (and which are still there)
+        self._added: dict[int, dict[str, float]] = {}  # rows written since: their common words' weighted counts
+        self._by_term: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._top, self._seq, self._struct = snap.top, snap.seq, None
+        self._rows = int(self._live.sum())
+        self._changed = 0
+
+    # --- following the store ------------------------------------------------------------------------------
+
+    def refresh(self, con) -> bool:
+        """Bring the copy in step with what is committed (the caller holds `lock`, inside one read snapshot);
+        False when it cannot answer now (not made yet, or being made again)."""
+        if self._snap is None:
+            self._start(self._prepare)
+            return False
+        struct = sql.fts_structure(con)
+        if struct == self._struct:
+            return True
+        if not self._catch_up(con):
+            self._install(None)
+            self._start(self._prepare)
+            return False
+        self._struct = struct
+        if self._changed >= SAVE_CHANGES or self._rows > REGROW * max(1, int(self._snap.present.sum())):
+            self._start(self._renew)
+        return True
+
+    def _catch_up(self, con) -> bool:
+        """Apply removals and new rows since the last look; False when the copy is not this store's any more."""
+        if not self._same_file(con):
+            return False
+        removed, whole = sql.removals_since(con, self._seq)
+        if not whole:
+            return False
+        for r in removed:
+            self._drop(r)
+        again = [r for r in dict.fromkeys(removed) if r <= self._top]  # a rowid may be given again
+        top = sql.fts_rowid_top(con)
+        added = sql.fts_rows_after(con, self._top, top) + sql.fts_rows_among(con, again)
+        if added:
+            self._add(con, added)
+        self._top, self._seq = max(self._top, top), sql.removal_seq(con)
+        self._changed += len(removed) + len(added)
+        return sql.fts_totals(con)[0] == self._rows  # else a repair rewrote the index under us
+
+    def _same_file(self, con) -> bool:
+        held = dict(self._snap.sample)
+        found = sql.hashes_for_fts_rowids(con, list(held))
+        return all(held[r] == h for r, h in found.items()) and (bool(found) or not held)
+
+    def _drop(self, rowid: int) -> None:
+        if rowid < len(self._live) and self._live[rowid]:
+            self._live[rowid] = False
+            self._rows -= 1
+        if self._added.pop(rowid, None) is not None:
+            self._rows -= 1
+            self._by_term.clear()
+
+    def _add(self, con, rows: list[tuple[int, str, str, str]]) -> None:
+        lengths = sql.row_lengths_for(con, [r[0] for r in rows])
+        need = max(r[0] for r in rows) + 1
+        if need > len(self._lengths):
+            grow = max(need, int(len(self._lengths) * 1.25) + 1024)
+            self._lengths = np.concatenate([self._lengths, np.zeros(grow - len(self._lengths), np.int32)])
+            self._live = np.concatenate([self._live, np.zeros(grow - len(self._live), bool)])
+        for rowid, *texts in rows:
+            if rowid not in lengths:
+                continue  # no full-text row (a repair will follow): counted as missing by the totals check
+            self._drop(rowid)
+            self._live[rowid] = False  # the snapshot's words of an earlier row with this rowid no longer apply
+            counts: dict[str, list[int]] = {}
+            for col, text in enumerate(texts):
+                for terms in db.stored_terms(con, text or ""):
+                    for t in terms:
+                        if t in self._snap.terms:
+                            counts.setdefault(t, [0, 0, 0])[col] += 1
+            self._added[rowid] = {t: freq_of(tuple(c)) for t, c in counts.items()}
+            self._lengths[rowid] = lengths[rowid]
+            self._rows += 1
+        self._by_term.clear()
+
+    # --- answering ----------------------------------------------------------------------------------------
+
+    def holds(self, term: str) -> bool:
+        return self._snap is not None and term in self._snap.terms
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, weighted counts) of the rows holding a common word now (the caller holds `lock`)."""
+        snap = self._snap
+        a, b = snap.terms[term]
+        rowids = np.asarray(snap.rowids[a:b], dtype=np.int64)
+        keep = self._live[rowids]
+        rowids, freqs = rowids[keep], snap.freqs[snap.codes[a:b][keep]]
+        if self._added:
+            extra = self._by_term.get(term)
+            if extra is None:
+                got = [(r, f[term]) for r, f in self._added.items() if term in f]
+                extra = self._by_term[term] = (np.array([r for r, _f in got], dtype=np.int64),
+                                               np.array([f for _r, f in got], dtype=np.float64))
+            if len(extra[0]):
+                rowids, freqs = np.concatenate([rowids, extra[0]]), np.concatenate([freqs, extra[1]])
+        return rowids, freqs
+
+    def scores(self, term_list: list[str], rows: int, tokens: int) -> np.ndarray:
+        """Each row's BM25 share from these words, as FTS5 computes it (rows, tokens: FTS5's totals now),
+        summed word by word in order; a dense array by rowid."""
+        acc = np.zeros(len(self._lengths), dtype=np.float64)
+        avgdl = tokens / max(rows, 1)
+        for term in term_list:
+            rowids, f = self.postings(term)
+            hit = len(rowids)
+            idf = max(1e-6, math.log((rows - hit + 0.5) / (hit + 0.5)))
+            d = self._lengths[rowids].astype(np.float64)
+            acc[rowids] += idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * d) / avgdl)))
+        return acc
+
+    def doc_count(self, term: str) -> int:
+        return len(self.postings(term)[0])
+
+    # --- making, saving and reading -----------------------------------------------------------------------
+
+    def _start(self, job) -> None:
+        if self._busy or self._failed:
+            return
+        self._busy = True
+
+        def run():
+            try:
+                con = db.connect(self._path, readonly=True)
+                try:
+                    job(con)
+                finally:
+                    con.close()
+            except (MdmemError, OSError, ValueError, MemoryError):
+                self._failed = self._snap is None
+            finally:
+                self._busy = False
+        threading.Thread(target=run, name="word-postings", daemon=True).start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self._busy and (end is None or time.monotonic() < end):
+            time.sleep(0.01)
+        return self.ready
+
+    def _prepare(self, con) -> None:
+        snap = read(self._file)
+        if snap is not None:
+            with self.lock:
+                self._install(snap)
+                with db.read_snapshot(con):
+                    ok = self._catch_up(con) and self._changed < SAVE_CHANGES
+                if ok:
+                    return
+                self._install(None)
+        self._renew(con)
+
+    def _renew(self, con) -> None:
+        snap = build(con)
+        write(snap, self._file)
+        snap = read(self._file) or snap  # mapped: the pages stay in the file, not in this process
+        with self.lock:
+            self._install(snap)  # rows written since its snapshot come in at the next refresh

@@ -1,0 +1,159 @@
+"""A big store's kept common words give FTS5's own top k, and stay right while notes are added, edited and removed."""
+
+import os
+import random
+from collections import Counter
+
+import pytest
+
+from indexer.index import db, sql
+from indexer.index.sql import fts_topk
+from indexer.retrieval import text_leg, word_postings
+from indexer.retrieval.word_postings import WordPostings
+
+COMMON = ["river", "stone", "light", "water", "garden", "年", "月", "meetings"]
+RARE = ["heron", "kingfisher", "otter", "lantern", "compass", "薄荷", "灯塔", "琥珀", "sparrow", "quartz"]
+
+
+def _note(rng: random.Random, i: int) -> str:
+    words = [w for w in COMMON if rng.random() < 0.5]
+    words += [w for w in RARE if rng.random() < 0.04]
+    words += [f"filler{rng.randrange(300)}" for _ in range(rng.randrange(2, 30))]
+    words += ["river"] * rng.randrange(0, 3)  # counts above one
+    rng.shuffle(words)
+    section = rng.choice(["Garden notes", "Stone", "Light and water", "杂记"])
+    return f"# {section} {i}\n\n" + " ".join(words) + "\n\n## 灯塔 and river\n\nmore " + " ".join(words[:3]) + "\n"
+
+
+@pytest.fixture
+def skewed(make_memory, none_embedder, monkeypatch):
+    monkeypatch.setattr(word_postings, "COMMON_MIN", 20)  # common words of a small store
+    rng = random.Random(5)
+    return make_memory({f"n{i:03d}.md": _note(rng, i) for i in range(300)}, embedder=none_embedder)
+
+
+def _queries(rng: random.Random, n: int = 40) -> list[str]:
+    out = []
+    for _ in range(n):
+        words = rng.sample(COMMON, rng.randrange(1, 5)) + rng.sample(RARE, rng.randrange(0, 3))
+        words += ["filler7 filler8"] if rng.random() < 0.2 else []  # a two-word phrase: FTS5's part
+        rng.shuffle(words)
+        out.append(" OR ".join(f'"{w}"' for w in words))
+    return out
+
+
+def _same(con, words, where="", params=(), queries=None, k_list=(5, 20)) -> int:
+    answered = 0
+    for match in queries or _queries(random.Random(9)):
+        for k in k_list:
+            want = fts_topk._plain(con, match, k, where, params)
+            got = text_leg.top_rowids(words, con, match, k, where, params)
+            if got is None:
+                continue
+            answered += 1
+            assert [r for r, _s in got] == [r for r, _s in want], match
+            assert [s for _r, s in got] == pytest.approx([s for _r, s in want], rel=1e-9), match
+    return answered
+
+
+def _made(st) -> WordPostings:
+    words = WordPostings(os.path.realpath(st.index_path))
+    with words.lock:
+        words.refresh(st.con)
+    assert words.wait(60)
+    return words
+
+
+def test_stored_words_are_the_ones_fts5_counts(skewed):
+    con = skewed.stores("global")[0].con
+    for rowid, content, uri, section in sql.fts_rows_after(con, 0)[:40]:
+        mine, length = Counter(), 0
+        for col, text in zip(word_postings.COLUMNS, (content, uri, section)):
+            positions = db.stored_terms(con, text)
+            length += len(positions)
+            mine.update((t, col) for terms in positions for t in terms)
+        for (term, col), n in mine.items():
+            rows = {r: counts for r, *counts in sql.term_rows(con, term)}
+            assert rows[rowid][word_postings.COLUMNS.index(col)] == n, (term, col)
+        assert sql.row_lengths_for(con, [rowid]) == {rowid: length}
+
+
+def test_kept_words_give_fts5s_top_k(skewed):
+    st = skewed.stores("global")[0]
+    words = _made(st)
+    assert words.holds("river") and words.holds("meet") and words.holds("年") and not words.holds("heron")
+    assert _same(st.con, words) > 60
+
+
+def test_kept_words_keep_a_filter(skewed):
+    st = skewed.stores("global")[0]
+    words = _made(st)
+    assert _same(st.con, words, " AND c.uri < ?", ["n100.md"]) > 60
+    # a narrow filter is left to FTS5 when the ranking would have to be read too far down
+    text_leg_rows = text_leg.FILTER_ROWS
+    try:
+        text_leg.FILTER_ROWS = 256
+        assert text_leg.top_rowids(words, st.con, '"river"', 5, " AND c.uri = ?", ["nothing.md"]) is None
+    finally:
+        text_leg.FILTER_ROWS = text_leg_rows
+
+
+def test_kept_words_follow_adds_edits_and_removals(skewed):
+    mem = skewed
+    st = mem.stores("global")[0]
+    words = _made(st)
+    snap = words._snap
+    home = mem.cfg.home
+    rng = random.Random(11)
+    for round_ in range(3):
+        for i in rng.sample(range(300), 20):  # edits: rows removed and written again
+            (home / f"n{i:03d}.md").write_text(_note(rng, 1000 + i), encoding="utf-8")
+        for i in range(5):
+            (home / f"new{round_}-{i}.md").write_text(_note(rng, 2000 + i), encoding="utf-8")
+        for i in rng.sample(range(300), 5):
+            (home / f"n{i:03d}.md").unlink(missing_ok=True)
+        mem.index()
+        assert _same(st.con, words, queries=_queries(random.Random(round_), 20)) > 20
+    assert words._snap is snap  # followed, not made again
+    # the newest row removed and a new row given its rowid: still followed
+    top = sql.fts_rowid_top(st.con)
+    uri = [u for r, _c, u, _s in sql.fts_rows_after(st.con, top - 1)][0]
+    (home / uri).unlink()
+    mem.index()
+    (home / "again.md").write_text("# Again\n\nriver river stone lantern\n", encoding="utf-8")
+    mem.index()
+    assert sql.fts_rowid_top(st.con) <= top  # given again
+    assert _same(st.con, words, queries=['"river" OR "stone" OR "lantern"', '"lantern"  OR "river"']) > 0
+
+
+def test_kept_words_are_read_back_and_caught_up(skewed):
+    mem = skewed
+    st = mem.stores("global")[0]
+    first = _made(st)
+    assert os.path.exists(str(st.index_path) + ".words") and os.stat(str(st.index_path) + ".words").st_mode & 0o777 == 0o600
+    (mem.cfg.home / "later.md").write_text("# Later\n\nriver stone water kingfisher\n", encoding="utf-8")
+    (mem.cfg.home / "n010.md").unlink()
+    mem.index()
+    second = WordPostings(os.path.realpath(st.index_path))
+    built = []
+    second._renew = lambda con: built.append(1)  # reading the file must be enough
+    with second.lock:
+        second.refresh(st.con)
+    assert second.wait(60) and not built
+    assert second._snap.top == first._snap.top
+    assert _same(st.con, second) > 60
+
+
+def test_a_rebuilt_index_is_not_mistaken_for_the_kept_one(skewed):
+    mem = skewed
+    st = mem.stores("global")[0]
+    words = _made(st)
+    old = words._snap
+    for i in range(0, 300, 3):
+        (mem.cfg.home / f"n{i:03d}.md").unlink()
+    mem.rebuild()
+    st = mem.stores("global")[0]
+    with words.lock:
+        assert not words.refresh(st.con)  # the sample no longer matches: made again
+    assert words.wait(60) and words._snap is not old
+    assert _same(st.con, words) > 60
