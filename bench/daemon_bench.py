@@ -2,17 +2,22 @@
 
     python bench/daemon_bench.py --files 10000 --edits 60
     python bench/daemon_bench.py --burst 10000 [--embedder none]
+    python bench/daemon_bench.py --home W/pad1000000/home --edits 30   # a store built earlier (bench/grow_store.py)
 
 Builds a temporary store of FILES one-paragraph notes, indexes it, starts `mdmem serve` on
 it, then edits random notes one at a time and polls the daemon's socket until the new
 text is found. Prints one JSON object (and a Markdown table with --markdown).
 With --burst N it instead starts the daemon on an empty store, creates N notes as fast as
 Python can, and times creation and the wait until the daemon has indexed every one.
+With --home it uses that store as it is (a padded 1M-chunk copy, say): the start to the first answer
+(a hybrid search sent every 0.1 s from launch), to the kept vectors and words answering, then the edits,
+each a new note, and what each edit costs a search that follows it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -126,6 +131,98 @@ def burst(n: int, embedder: str) -> dict:
     return out
 
 
+def _status(client) -> dict:
+    return client.call("status")["global"]
+
+
+def _edit_text(k: int, token: str) -> str:
+    topic = TOPICS[k % len(TOPICS)]
+    return f"# Edit {k}\n\n- 2026-11-26: we moved the {topic} review to Friday ({token}) after the call with Dana\n"
+
+
+def existing(home: Path, args) -> dict:
+    """Start, edit -> searchable and the first search after each edit, on a store built earlier. Edited notes
+    get their text back and new notes are removed at the end, so the store is left as it was found."""
+    run_dir = Path(tempfile.mkdtemp(prefix="mdmem-run-"))
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(run_dir), "PYTHONPATH": str(REPO)}
+    os.environ["XDG_RUNTIME_DIR"] = str(run_dir)
+    sock = socket_path(config.load(home=home, env={}))
+    out: dict = {"home": str(home), "load_before": os.getloadavg()}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--debounce-ms",
+                             str(args.debounce_ms)], env=env, stdout=open(home.parent / "serve-bench.log", "w"),
+                            stderr=subprocess.STDOUT, cwd=str(REPO))
+    created, edited = [], {}
+    try:
+        client = None
+        while client is None:
+            if proc.poll() is not None or time.perf_counter() - t0 > 600:
+                raise SystemExit("daemon did not answer")
+            try:
+                if sock.exists():
+                    client = Client(sock, timeout=120)
+                    client.call("search", {"query": "what did we decide about the budget", "limit": 10, "bump": False})
+            except OSError:
+                client = None
+            time.sleep(0.1)
+        out["start_to_first_answer_s"] = round(time.perf_counter() - t0, 2)
+        while _status(client).get("kept_vectors") == "loading" or _status(client).get("kept_words") == "loading":
+            time.sleep(0.1)
+        out["start_to_kept_copies_s"] = round(time.perf_counter() - t0, 2)
+        while _status(client).get("busy"):
+            time.sleep(0.2)
+        out["start_to_reconciled_s"] = round(time.perf_counter() - t0, 2)
+        out["chunks"] = _status(client)["chunks"]
+        out["idle_rss_mib"] = round(psutil.Process(proc.pid).memory_info().rss / 2**20, 1)
+        synth = sorted((home / "synth").glob("*.md"))[:args.edits] if (home / "synth").is_dir() else []
+        rng = random.Random(7)
+        latencies, after = [], []
+        for k in range(args.edits):
+            token = f"zqxedit{k}w{rng.randrange(10**6)}"
+            if k % 2 and synth:  # an existing note gets a line more
+                path = synth[k % len(synth)]
+                edited.setdefault(path, path.read_text(encoding="utf-8"))
+                path.write_text(edited[path] + f"\nLater note: {token} settled it.\n", encoding="utf-8")
+            else:
+                path = home / "bench-edits" / f"e{k:03d}.md"
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(_edit_text(k, token), encoding="utf-8")
+                created.append(path)
+            t_edit = time.perf_counter()
+            while True:
+                hits = client.call("search", {"query": token, "mode": "fts", "limit": 1, "bump": False})
+                if hits and token in hits[0]["content"]:
+                    break
+                if time.perf_counter() - t_edit > 30:
+                    raise SystemExit(f"edit {k} not searchable within 30 s")
+                time.sleep(0.01)
+            latencies.append(time.perf_counter() - t_edit)
+            t1 = time.perf_counter()  # what following the write costs the next question
+            client.call("search", {"query": f"when is the {TOPICS[k % len(TOPICS)]} review", "limit": 10, "bump": False})
+            after.append(time.perf_counter() - t1)
+            time.sleep(0.3)
+        out["edit_to_searchable_ms"] = {"p50": round(1000 * statistics.median(latencies), 1),
+                                        "p95": round(1000 * percentile(latencies, 0.95), 1),
+                                        "max": round(1000 * max(latencies), 1)}
+        out["hybrid_after_edit_ms"] = {"p50": round(1000 * statistics.median(after), 1),
+                                       "p95": round(1000 * percentile(after, 0.95), 1)}
+        out["load_after"] = os.getloadavg()
+        for path, text in edited.items():
+            path.write_text(text, encoding="utf-8")
+        for path in created:
+            path.unlink()
+        with contextlib.suppress(OSError):
+            (home / "bench-edits").rmdir()
+        time.sleep(2)
+        while _status(client).get("busy") or _status(client).get("pending"):
+            time.sleep(0.2)
+        client.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out["exit_code"] = proc.wait(timeout=120)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=10000)
@@ -135,8 +232,12 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--burst", type=int, help="only time N notes created at once under the running daemon")
     ap.add_argument("--embedder", default="none", help="model for --burst (default none: the watcher, not the model)")
+    ap.add_argument("--home", type=Path, help="use this store as it is (start, edits) instead of building one")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.home:
+        print(json.dumps(existing(args.home, args)))
+        return
     if args.burst:
         print(json.dumps(burst(args.burst, args.embedder)))
         return

@@ -13,7 +13,9 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.retrieval.word_postings import MIN_ROWS, WordPostings
 
-FILTER_ROWS = 32_768  # a filter (space, folder, dates) is checked down the ranking this far, then FTS5 filters
+# a filter (space, folder, dates) that lets this many rows through or fewer masks the scores; a wider one is
+# checked down the ranking this far, then left to FTS5
+FILTER_ROWS = 20_000
 
 _kept: dict[str, WordPostings] | None = None  # None: this process asks FTS5 alone
 _registry_lock = threading.Lock()
@@ -113,14 +115,22 @@ def _one_view(con):
 
 def _best(acc: np.ndarray, k: int, con, where: str, params) -> list | None:
     cand = np.flatnonzero(acc > 0)
-    scores = np.round(acc[cand], 9)
     if not where:
-        return _top(cand, scores, k)
+        return _top(cand, np.round(acc[cand], 9), k)
+    # a filter: the rows it lets through when they are few (a time window, a small space), read with its index
+    passing = sql.fts_rowids_where(con, where, params, FILTER_ROWS + 1)
+    if len(passing) <= FILTER_ROWS:
+        at = np.array(passing, dtype=np.int64)
+        at = at[(at < len(acc))]
+        at = at[acc[at] > 0]
+        return _top(at, np.round(acc[at], 9), k)
+    # many pass: down the ranking until k of them do
+    scores = np.round(acc[cand], 9)
     m = max(256, 4 * k)
     while True:
         top = _top(cand, scores, m)
-        passing = sql.fts_rowids_passing(con, [r for r, _s in top], where, params)
-        got = [(r, s) for r, s in top if r in passing]
+        through = sql.fts_rowids_passing(con, [r for r, _s in top], where, params)
+        got = [(r, s) for r, s in top if r in through]
         if len(got) >= k or len(top) == len(cand):
             return got[:k]
         if m >= FILTER_ROWS:

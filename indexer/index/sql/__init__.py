@@ -38,7 +38,7 @@ from indexer.index.sql.vec_rowids import (  # noqa: F401
 )
 from indexer.index.sql.fts_rows import (  # noqa: F401
     fts_totals, fts_structure, row_lengths, row_lengths_for, terms_in_rows, term_rows, fts_rowid_top, fts_rows_after,
-    fts_rows_among, hashes_for_fts_rowids, fts_rowids_passing, removal_seq, removals_since, trim_removals,
+    fts_rows_among, hashes_for_fts_rowids, fts_rowids_passing, fts_rowids_where, removal_seq, removals_since, trim_removals,
 )
 from indexer.index.sql.fts_topk import all_scores, phrases_of  # noqa: F401
 from indexer.index.sql.e5 import (  # noqa: F401

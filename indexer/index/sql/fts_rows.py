@@ -113,6 +113,11 @@ def fts_rowids_passing(con, rowids: list[int], where: str, params) -> set[int]:
     return out
 
 
+def fts_rowids_where(con, where: str, params, limit: int) -> list[int]:
+    """The rows a filter on `chunks c` (" AND ...") lets through, at most limit of them."""
+    return [r for (r,) in con.execute(f"SELECT c.fts_rowid FROM chunks c WHERE 1{where} LIMIT ?", [*params, limit])]
+
+
 # ---- removals, logged by the one function that removes a chunk's full-text row ---------------------------
 
 def log_removal(con, fts_rowid: int) -> None:
