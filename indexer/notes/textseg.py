@@ -157,11 +157,16 @@ def has_han(text: str) -> bool:
     return re.search(f"[{_HAN}]", text) is not None
 
 
+_HAN_CHAR = re.compile("[\u4e00-\u9fff\u3400-\u4dbf]")
+_LATIN = re.compile("[A-Za-z]")
+
+
 def mostly_han(text: str) -> bool:
     """Chinese text rather than text with a Chinese name in it: a Han character carries about as much
     as a word of three Latin letters."""
-    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    # counted by regex in C: a loop over the characters cost 3 ms a search (30 hits of the ranking stage)
+    han = len(_HAN_CHAR.findall(text))
+    latin = len(_LATIN.findall(text))
     return han > 0 and han * 3 >= latin
 
 

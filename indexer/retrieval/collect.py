@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +12,7 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.notes.textseg import match_any
+from indexer.retrieval import e5_stage
 from indexer.retrieval import feedback
 from indexer.retrieval import query_match
 from indexer.retrieval import text_leg
@@ -30,6 +32,7 @@ class Pool:
     feedback: bool = False  # the expanded query's BM25 is a signal of this search
     vector: np.ndarray | None = None
     cons: dict = field(default_factory=dict)  # store name -> connection (later stages read vectors)
+    e5_query: Future | None = None  # the ranking model's vector of the question, made beside this stage
 
     def add(self, store: str, row: dict) -> Candidate:
         return self.cands.setdefault((store, row["id"]), Candidate((store, row["id"]), row))
@@ -48,7 +51,8 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery) -> Po
     dated = q.since is not None or q.until is not None
     leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
         st.name: spaces[st.name] is None and not dated and not q.under for st in stores}) if want_vec else None
-    pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores})
+    pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
+                e5_query=e5_stage.start(q.text) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     for st in stores:
         if want_text:
             pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb)
@@ -68,7 +72,7 @@ def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: st
     found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms), size, under=q.under,
                            space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st))
     chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
-    ideal = query_match.ideal_bm25(st.con, q.text, chunks) if found else 1.0  # stores on one scale
+    ideal = query_match.ideal_bm25(st.con, q.text, chunks, text_leg.doc_counts(st)) if found else 1.0  # stores on one scale
     for rank, r in enumerate(found, 1):
         c = pool.add(st.name, r)
         c.bm25, c.fts_rank = r["bm25"] / ideal, rank
@@ -101,14 +105,19 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
               space: str | None, chunks: int) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     q = aq.q
-    exp = feedback.expansion_terms(
-        db.index_terms(st.con, q.text), sql.content_terms(st.con, top),
-        lambda term, surface, cap: sql.term_doc_count_upto(st.con, term, surface, cap), chunks, n_words)
+    held = text_leg.doc_counts(st)
+
+    def count_upto(term: str, surface: str, cap: int) -> int:
+        n = held(term) if held is not None else None
+        return min(n, cap) if n is not None else sql.term_doc_count_upto(st.con, term, surface, cap)
+
+    exp = feedback.expansion_terms(db.index_terms(st.con, q.text), sql.content_terms(st.con, top), count_upto,
+                                   chunks, n_words)
     if not exp.words:
         return ()
     found = sql.fts_search(st.con, match_any(exp.words), size, under=q.under, space=space,
                            since=q.since, until=q.until, ranker=text_leg.ranker(st))
-    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks) if found else 1.0
+    ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks, held) if found else 1.0
     for r in found:
         pool.add(st.name, r).bm25_feedback = r["bm25"] / ideal
     return exp.words

@@ -20,15 +20,17 @@ def match_for_store(con, terms) -> str:
     return match_terms(terms, unindexed={w for w in words if not counts.get(w)})
 
 
-def ideal_bm25(con, text: str, chunks: int) -> float:
+def ideal_bm25(con, text: str, chunks: int, held=None) -> float:
     """What a chunk holding each of the query's terms once would score in a store of `chunks` chunks: FTS5's idf summed
     over the terms. BM25 from different stores, each divided by its own ideal, is on one scale: a store
-    where the words are rare no longer outranks one where they are common for a weaker match."""
+    where the words are rare no longer outranks one where they are common for a weaker match. held: term -> count
+    or None, counts known without FTS5 (a big store's kept common words)."""
     kept = set(query_terms(text)[:MAX_QUERY_TERMS])
     terms = sorted({term for surface, term in db.index_terms(con, text) if surface.casefold() in kept})
     if not terms:
         return 1.0
-    counts = sql.term_doc_counts(con, terms)
+    known = {t: n for t in terms if held is not None and (n := held(t)) is not None}
+    counts = {**sql.term_doc_counts(con, [t for t in terms if t not in known]), **known}
     return sum(_idf(chunks, counts.get(t, 0)) for t in terms)
 
 

@@ -70,7 +70,8 @@ def by_memory_days(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[
 def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit]:
     if pool.mode != "hybrid" or not cfg.rerank:
         return hits
-    return e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()}, pool.cons, aq)
+    return e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()}, pool.cons, aq,
+                           qvec=pool.e5_query)
 
 
 ADJUST = (by_strength, by_memory_days, by_ranking_model)

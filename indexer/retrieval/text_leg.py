@@ -73,6 +73,13 @@ def ranker(st):
     return lambda con, match, k, where, params: top_rowids(words, con, match, k, where, params)
 
 
+def doc_counts(st):
+    """term -> rows holding it, from the store's kept common words (None for a word they do not hold), or None
+    when the store keeps none: the counts FTS5 would give, without reading the word's rows again."""
+    words = for_store(st)
+    return words.doc_count if words is not None and words.ready else None
+
+
 def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", params=()) -> list | None:
     """The k best (fts rowid, bm25 with bigger better), best first, ties by rowid, as FTS5 ranks them;
     None when the kept words cannot answer (not ready, no common word in the query, a narrow filter)."""

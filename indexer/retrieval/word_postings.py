@@ -151,6 +151,7 @@ class WordPostings:
         self._live = snap.present.copy()  # rows whose words the snapshot holds (and which are still there)
         self._added: dict[int, dict[str, float]] = {}  # rows written since: their common words' weighted counts
         self._by_term: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._counts: dict[str, int] = {}
         self._top, self._seq, self._struct = snap.top, snap.seq, None
         self._rows = int(self._live.sum())
         self._changed = 0
@@ -205,6 +206,7 @@ class WordPostings:
         if self._added.pop(rowid, None) is not None:
             self._rows -= 1
             self._by_term.clear()
+        self._counts.clear()
 
     def _add(self, con, rows: list[tuple[int, str, str, str]]) -> None:
         lengths = sql.row_lengths_for(con, [r[0] for r in rows])
@@ -228,6 +230,7 @@ class WordPostings:
             self._lengths[rowid] = lengths[rowid]
             self._rows += 1
         self._by_term.clear()
+        self._counts.clear()
 
     # --- answering ----------------------------------------------------------------------------------------
 
@@ -264,8 +267,15 @@ class WordPostings:
             acc[rowids] += idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * d) / avgdl)))
         return acc
 
-    def doc_count(self, term: str) -> int:
-        return len(self.postings(term)[0])
+    def doc_count(self, term: str) -> int | None:
+        """Rows holding a common word as of the last refresh (None for another word): FTS5's count, read free."""
+        with self.lock:
+            if self._snap is None or term not in self._snap.terms:
+                return None
+            n = self._counts.get(term)
+            if n is None:
+                n = self._counts[term] = len(self.postings(term)[0])
+            return n
 
     # --- making, saving and reading -----------------------------------------------------------------------
 
