@@ -113,6 +113,11 @@ def query_terms(text: str, drop_stopwords: bool = True) -> list[str]:
     return kept or terms
 
 
+def stopwords() -> frozenset[str]:
+    """The function words is_stopword drops (besides lone Latin letters and digits)."""
+    return _EN_STOP | _ZH_STOP
+
+
 @lru_cache(maxsize=1 << 16)  # called for every word of every feedback document, on a few thousand distinct words
 def is_stopword(word: str) -> bool:
     """Function words of either language, and lone latin letters ("s" of "Chen's", "t" of "don't"),

@@ -22,6 +22,7 @@ from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
 from indexer.index.sql.fts_topk import B, K1, WEIGHTS
+from indexer.notes.textseg import stopwords
 
 VERSION = 1
 MIN_ROWS = 50_000  # stores from this many chunks keep their common words (below, FTS5 alone is quick)
@@ -47,16 +48,38 @@ def freq_of(counts: tuple[int, int, int]) -> float:
 
 
 class Snapshot:
-    """The arrays of one build: each common word's rows (sorted) and count codes, every row's length."""
+    """One made copy: each common word's rows (sorted) and count codes in a file mapped into memory, every row's
+    length, and where the copy stands in the store (last rowid, last removal, a sample of rows' texts)."""
 
-    def __init__(self, terms: dict[str, tuple[int, int]], rowids: np.ndarray, codes: np.ndarray,
-                 freqs: np.ndarray, lengths: np.ndarray, present: np.ndarray, top: int, seq: int, sample: list):
-        self.terms, self.rowids, self.codes, self.freqs = terms, rowids, codes, freqs
+    def __init__(self, terms: dict[str, tuple[int, int]], data: np.ndarray, freqs: np.ndarray, lengths: np.ndarray,
+                 present: np.ndarray, top: int, seq: int, sample: list):
+        self.terms, self.data, self.freqs = terms, data, freqs
         self.lengths, self.present, self.top, self.seq, self.sample = lengths, present, top, seq, sample
 
+    def view(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, count codes) of a common word, read from the mapped file."""
+        at, n = self.terms[term]
+        return (np.frombuffer(self.data, dtype=np.uint32, count=n, offset=at),
+                np.frombuffer(self.data, dtype=np.uint16, count=n, offset=at + 4 * n))
 
-def build(con) -> Snapshot:
-    """Read the common words' rows from FTS5 in one snapshot of the store (about a minute at 1M rows)."""
+    @property
+    def postings(self) -> int:
+        return sum(n for _at, n in self.terms.values())
+
+
+def _never_asked(con) -> set[str]:
+    """Index terms of words no question searches for (stopwords, lone letters): their rows are never kept."""
+    return {t for w in stopwords() for _s, t in db.index_terms(con, w)}
+
+
+def make(con, path: str) -> Snapshot:
+    """Read the common words' rows from FTS5 in one snapshot of the store and write them beside the index,
+    a word at a time (memory holds one word's rows); returns the copy mapped from the file written."""
+    for left in glob.glob(glob.escape(path) + ".*.tmp"):
+        with contextlib.suppress(OSError):
+            os.remove(left)  # a write cut short by a kill
+    tmp, side = f"{path}.{os.getpid()}.tmp", f"{path}.{os.getpid()}.side.tmp"
+    skip = _never_asked(con)
     with db.read_snapshot(con):
         rows, _tokens = sql.fts_totals(con)
         top, seq = sql.fts_rowid_top(con), sql.removal_seq(con)
@@ -65,51 +88,52 @@ def build(con) -> Snapshot:
         for rowid, n in sql.row_lengths(con):
             if rowid <= top:
                 lengths[rowid], present[rowid] = n, True
-        terms, parts_r, parts_p, at = {}, [], [], 0
-        for term, _n in sorted(sql.terms_in_rows(con, common_at(rows))):
-            found = np.array(sql.term_rows(con, term), dtype=np.int64).reshape(-1, 4)
-            if not len(found):
-                continue
-            terms[term] = (at, at + len(found))
-            at += len(found)
-            parts_r.append(found[:, 0].astype(np.uint32))
-            parts_p.append((found[:, 1] << 40) | (found[:, 2] << 20) | found[:, 3])
-        rowids = np.concatenate(parts_r) if parts_r else np.zeros(0, np.uint32)
-        packed = np.concatenate(parts_p) if parts_p else np.zeros(0, np.int64)
-        kinds, codes = np.unique(packed, return_inverse=True)
-        if len(kinds) > 65535:
-            raise ValueError("too many distinct word counts for 16-bit codes")
-        freqs = np.array([freq_of((int(p) >> 40, (int(p) >> 20) & 0xFFFFF, int(p) & 0xFFFFF)) for p in kinds])
+        terms: dict[str, tuple[int, int]] = {}
+        kinds: dict[int, int] = {}  # packed (content, uri, section) counts -> code
+        at = 0
+        with open(tmp, "wb") as f:
+            for term, _n in sorted(sql.terms_in_rows(con, common_at(rows))):
+                if term in skip or (len(term) == 1 and term.isascii()):
+                    continue
+                found = np.array(sql.term_rows(con, term), dtype=np.int64).reshape(-1, 4)
+                if not len(found):
+                    continue
+                packed = (found[:, 1] << 40) | (found[:, 2] << 20) | found[:, 3]
+                distinct, inverse = np.unique(packed, return_inverse=True)
+                codes = np.array([kinds.setdefault(int(p), len(kinds)) for p in distinct], dtype=np.int64)[inverse]
+                if len(kinds) > 65535:
+                    raise ValueError("too many distinct word counts for 16-bit codes")
+                n = len(found)
+                f.write(found[:, 0].astype(np.uint32).tobytes())
+                f.write(codes.astype(np.uint16).tobytes())
+                if n % 2:
+                    f.write(b"\0\0")  # the next word's rowids start on four bytes
+                terms[term] = (at, n)
+                at += 6 * n + 2 * (n % 2)
         picks = np.flatnonzero(present)
         picks = picks[np.linspace(0, len(picks) - 1, min(SAMPLE, len(picks))).astype(int)].tolist() if len(picks) else []
         sample = sorted(sql.hashes_for_fts_rowids(con, picks).items())
-    return Snapshot(terms, rowids, codes.astype(np.uint16), freqs, lengths, present, top, seq, sample)
-
-
-def write(snap: Snapshot, path: str) -> None:
-    """The arrays to `<index>.words` (mapped back on start) and their sidecar; the sidecar goes last."""
-    for left in glob.glob(glob.escape(path) + ".*.tmp"):
-        with contextlib.suppress(OSError):
-            os.remove(left)  # a write cut short by a kill
-    tmp, side = f"{path}.{os.getpid()}.tmp", f"{path}.{os.getpid()}.side.tmp"
-    with open(tmp, "wb") as f:
-        f.write(snap.rowids.tobytes())
-        f.write(snap.codes.tobytes())
-    names = sorted(snap.terms)
-    meta = {"version": VERSION, "top": snap.top, "seq": snap.seq, "sample": snap.sample, "postings": len(snap.rowids),
-            "bytes": os.path.getsize(tmp)}
+    freqs = np.zeros(max(1, len(kinds)), dtype=np.float64)
+    for p, code in kinds.items():
+        freqs[code] = freq_of((p >> 40, (p >> 20) & 0xFFFFF, p & 0xFFFFF))
+    names = sorted(terms)
+    meta = {"version": VERSION, "top": top, "seq": seq, "sample": sample, "bytes": os.path.getsize(tmp)}
     with open(side, "wb") as f:
-        np.savez(f, meta=np.array(json.dumps(meta)), names=np.array(names, dtype=object).astype(str),
-                 spans=np.array([snap.terms[t] for t in names], dtype=np.int64).reshape(-1, 2), freqs=snap.freqs,
-                 lengths=snap.lengths, present=snap.present)
+        np.savez(f, meta=np.array(json.dumps(meta)), names=np.array(names, dtype=str),
+                 spans=np.array([terms[t] for t in names], dtype=np.int64).reshape(-1, 2), freqs=freqs,
+                 lengths=lengths, present=present)
     for done in (tmp, side):
         os.chmod(done, 0o600)  # words of private notes: the index file's own mode
     os.replace(tmp, path)
     os.replace(side, path + ".npz")
+    snap = read(path)
+    if snap is None:
+        raise ValueError(f"{path} could not be read back")
+    return snap
 
 
 def read(path: str) -> Snapshot | None:
-    """The arrays written beside the index, mapped (pages are read as queries touch them); None if unusable."""
+    """The copy written beside the index, mapped (pages are read as queries touch them); None if unusable."""
     try:
         with np.load(path + ".npz") as side:
             meta = json.loads(str(side["meta"]))
@@ -117,13 +141,11 @@ def read(path: str) -> Snapshot | None:
                 return None
             names, spans = side["names"].tolist(), side["spans"]
             freqs, lengths, present = side["freqs"], side["lengths"], side["present"]
-        n = int(meta["postings"])
-        rowids = np.memmap(path, dtype=np.uint32, mode="r", shape=(n,)) if n else np.zeros(0, np.uint32)
-        codes = np.memmap(path, dtype=np.uint16, mode="r", offset=4 * n, shape=(n,)) if n else np.zeros(0, np.uint16)
+        data = np.memmap(path, dtype=np.uint8, mode="r") if meta["bytes"] else np.zeros(0, np.uint8)
     except (OSError, ValueError, KeyError):
         return None
-    terms = {t: (int(a), int(b)) for t, (a, b) in zip(names, spans.tolist())}
-    return Snapshot(terms, rowids, codes, freqs, lengths, present, int(meta["top"]), int(meta["seq"]),
+    terms = {t: (int(a), int(n)) for t, (a, n) in zip(names, spans.tolist())}
+    return Snapshot(terms, data, freqs, lengths, present, int(meta["top"]), int(meta["seq"]),
                     [tuple(p) for p in meta["sample"]])
 
 
@@ -240,10 +262,9 @@ class WordPostings:
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """(rowids, weighted counts) of the rows holding a common word now (the caller holds `lock`)."""
         snap = self._snap
-        a, b = snap.terms[term]
-        rowids = np.asarray(snap.rowids[a:b], dtype=np.int64)
+        rowids, codes = snap.view(term)
         keep = self._live[rowids]
-        rowids, freqs = rowids[keep], snap.freqs[snap.codes[a:b][keep]]
+        rowids, freqs = rowids[keep].astype(np.int64), snap.freqs[codes[keep]]
         if self._added:
             extra = self._by_term.get(term)
             if extra is None:
@@ -316,8 +337,6 @@ class WordPostings:
         self._renew(con)
 
     def _renew(self, con) -> None:
-        snap = build(con)
-        write(snap, self._file)
-        snap = read(self._file) or snap  # mapped: the pages stay in the file, not in this process
+        snap = make(con, self._file)
         with self.lock:
             self._install(snap)  # rows written since its snapshot come in at the next refresh
