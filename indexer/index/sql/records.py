@@ -146,9 +146,10 @@ def hashes_missing_vectors(con) -> dict[str, dict]:
     """content_hash -> row (content, kind) of chunks that have no vector yet (indexed while no model loaded)."""
     if not has_vec_table(con):
         return {}
-    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
-    # runs on every sync: read ids only, and the text of just the chunks that lack a vector
-    missing = [r["id"] for r in db.rows(con, "SELECT id FROM chunks") if r["id"] not in have]
+    # runs on every sync: an anti-join on vec0's id map in SQLite (reading both id lists into Python took 0.17 s
+    # at 100k chunks, 2 s at 1M), then the text of just the chunks that lack a vector
+    missing = [r for (r,) in con.execute("SELECT c.id FROM chunks c WHERE NOT EXISTS"
+                                         " (SELECT 1 FROM chunks_vec_rowids v WHERE v.id = c.id)")]
     out = {}
     for r in chunks_by_ids(con, missing):
         out.setdefault(r["content_hash"], r)
