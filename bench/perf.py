@@ -235,8 +235,10 @@ def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict
         client = Client(sock, timeout=120)
         client.call("search", {"query": queries[0], "mode": "hybrid", "limit": 10})
         out["start_to_first_answer_s"] = round(time.perf_counter() - t0, 2)
-        # the figures are a serving daemon's: wait until its kept vectors answer (sqlite-vec scans before)
-        while client.call("status")["global"].get("kept_vectors") == "loading":
+        # the figures are a serving daemon's: wait until its kept vectors and words answer (sqlite-vec scans and
+        # FTS5 scores every row before)
+        while "loading" in (client.call("status")["global"].get("kept_vectors"),
+                            client.call("status")["global"].get("kept_words")):
             time.sleep(0.2)
         out["start_to_kept_vectors_s"] = round(time.perf_counter() - t0, 2)
         out["chunks"] = client.call("status")["global"]["chunks"]

@@ -171,6 +171,8 @@ class WordPostings:
             return
         self._lengths = snap.lengths.copy()
         self._live = snap.present.copy()  # rows whose words the snapshot holds (and which are still there)
+        self._gone = 0  # snapshot rows no longer live: while 0, a word's rows need no mask
+        self._norm: tuple[float, np.ndarray] | None = None  # (avgdl, each row's length term) of the last query
         self._added: dict[int, dict[str, float]] = {}  # rows written since: their common words' weighted counts
         self._by_term: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._counts: dict[str, int] = {}
@@ -225,6 +227,7 @@ class WordPostings:
         if rowid < len(self._live) and self._live[rowid]:
             self._live[rowid] = False
             self._rows -= 1
+            self._gone += 1
         if self._added.pop(rowid, None) is not None:
             self._rows -= 1
             self._by_term.clear()
@@ -241,7 +244,9 @@ class WordPostings:
             if rowid not in lengths:
                 continue  # no full-text row (a repair will follow): counted as missing by the totals check
             self._drop(rowid)
-            self._live[rowid] = False  # the snapshot's words of an earlier row with this rowid no longer apply
+            if rowid < len(self._snap.present) and self._snap.present[rowid]:
+                self._live[rowid] = False  # the snapshot's words of an earlier row with this rowid no longer apply
+                self._gone += 1
             counts: dict[str, list[int]] = {}
             for col, text in enumerate(texts):
                 for terms in db.stored_terms(con, text or ""):
@@ -250,6 +255,7 @@ class WordPostings:
                             counts.setdefault(t, [0, 0, 0])[col] += 1
             self._added[rowid] = {t: freq_of(tuple(c)) for t, c in counts.items()}
             self._lengths[rowid] = lengths[rowid]
+            self._norm = None
             self._rows += 1
         self._by_term.clear()
         self._counts.clear()
@@ -263,8 +269,10 @@ class WordPostings:
         """(rowids, weighted counts) of the rows holding a common word now (the caller holds `lock`)."""
         snap = self._snap
         rowids, codes = snap.view(term)
-        keep = self._live[rowids]
-        rowids, freqs = rowids[keep].astype(np.int64), snap.freqs[codes[keep]]
+        if self._gone:
+            keep = self._live[rowids]
+            rowids, codes = rowids[keep], codes[keep]
+        rowids, freqs = rowids.astype(np.intp), snap.freqs[codes]
         if self._added:
             extra = self._by_term.get(term)
             if extra is None:
@@ -279,14 +287,20 @@ class WordPostings:
         """Each row's BM25 share from these words, as FTS5 computes it (rows, tokens: FTS5's totals now),
         summed word by word in order; a dense array by rowid."""
         acc = np.zeros(len(self._lengths), dtype=np.float64)
-        avgdl = tokens / max(rows, 1)
+        norm = self._length_terms(tokens / max(rows, 1))
         for term in term_list:
             rowids, f = self.postings(term)
             hit = len(rowids)
             idf = max(1e-6, math.log((rows - hit + 0.5) / (hit + 0.5)))
-            d = self._lengths[rowids].astype(np.float64)
-            acc[rowids] += idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * d) / avgdl)))
+            acc[rowids] += idf * ((f * (K1 + 1.0)) / (f + norm[rowids]))
         return acc
+
+    def _length_terms(self, avgdl: float) -> np.ndarray:
+        """K1 * (1 - B + B * length / avgdl) of every row, the same double FTS5 makes a row at a time; made
+        again only when the totals move (a write), so a query reads one array instead of four passes."""
+        if self._norm is None or self._norm[0] != avgdl or len(self._norm[1]) != len(self._lengths):
+            self._norm = (avgdl, K1 * ((1 - B) + (B * self._lengths.astype(np.float64)) / avgdl))
+        return self._norm[1]
 
     def doc_count(self, term: str) -> int | None:
         """Rows holding a common word as of the last refresh (None for another word): FTS5's count, read free."""
