@@ -50,7 +50,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery) -> Po
     spaces = {st.name: space_filter(st, q.space) for st in stores}  # read once: every leg filters alike
     dated = q.since is not None or q.until is not None
     leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
-        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}) if want_vec else None
+        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit) if want_vec else None
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
                 e5_query=e5_stage.start(q.text) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     for st in stores:

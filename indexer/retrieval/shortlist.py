@@ -22,3 +22,11 @@ class Shortlist:
     k: int
     rows: np.ndarray
     sims: np.ndarray
+    # the place whose neighbours get exact cosines: the caller's last hit (a pool of 50 candidates for a
+    # search that shows 10 settles at 10; settling near the 50th read up to 64 vectors from sqlite-vec,
+    # 10 ms a query at 1M rows, and changed nothing a caller sees)
+    settle_at: int | None = None
+
+    @property
+    def settle(self) -> int:
+        return min(self.k, self.settle_at or self.k)

@@ -279,7 +279,7 @@ class AnnVectors:
             self.refresh(con)
         return self.finish(con, self.shortlist(qvec, k))
 
-    def shortlist(self, qvec: np.ndarray, k: int) -> Shortlist | None:
+    def shortlist(self, qvec: np.ndarray, k: int, settle_at: int | None = None) -> Shortlist | None:
         with self._lock:
             if self._index is None or not self.rows or k <= 0:
                 return None
@@ -287,7 +287,7 @@ class AnnVectors:
             self._index.nprobe = probes(self._index.nlist)
             sims, rows = self._index.search(q[None, :], min(self.rows, k + EXTRA))
             keep = rows[0] >= 0
-            return Shortlist(self._generation, q, k, rows[0][keep], sims[0][keep])
+            return Shortlist(self._generation, q, k, rows[0][keep], sims[0][keep], settle_at)
 
     def finish(self, con, found: Shortlist | None) -> list[tuple[str, float]]:
         """(id, cosine) of the k nearest, nearest first: rows too close to the k-th to tell get their exact cosine."""
@@ -297,14 +297,16 @@ class AnnVectors:
         keep = np.array([int(r) in ids for r in found.rows], dtype=bool)
         rows, sims = found.rows[keep], found.sims[keep].astype(np.float32)
         k = min(found.k, len(rows))
-        if k < len(rows):
-            kth = float(np.partition(-sims, k - 1)[k - 1]) * -1
+        at = min(found.settle, len(rows))
+        if at < len(rows):
+            kth = float(np.partition(-sims, at - 1)[at - 1]) * -1
             close = np.flatnonzero(np.abs(sims - kth) <= TIE)
             close = close[np.argsort(np.abs(sims[close] - kth), kind="stable")[:MAX_SETTLE]]
+            exact = sql.vectors_for_ids(con, [ids[int(rows[i])] for i in close.tolist()])
             for i in close.tolist():
-                exact = sql.vector_for_id(con, ids[int(rows[i])])
-                if exact is not None and len(exact) == len(found.q):
-                    sims[i] = float(_unit(exact) @ found.q)
+                v = exact.get(ids[int(rows[i])])
+                if v is not None and len(v) == len(found.q):
+                    sims[i] = float(_unit(v) @ found.q)
         order = np.lexsort((rows, -sims))[:k]  # equal cosines go to the older vector, as sqlite-vec's scan
         return [(ids[int(rows[i])], float(sims[i])) for i in order.tolist()]
 

@@ -23,8 +23,9 @@ _AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-leg")
 class VectorLeg:
     """The query vector and, for stores with a kept matrix, their shortlists (ready once `vector` is read)."""
 
-    def __init__(self, stores: list[Store], embedder, text: str, pool: int, matrix_ok: dict[str, bool]):
-        self._pool = pool
+    def __init__(self, stores: list[Store], embedder, text: str, pool: int, matrix_ok: dict[str, bool],
+                 settle_at: int | None = None):
+        self._pool, self._settle_at = pool, settle_at
         self._matrices = {st.name: m for st in stores
                           if matrix_ok.get(st.name) and (m := vector_matrix.refreshed(st)) is not None}
         self._future: Future | None = None
@@ -39,7 +40,7 @@ class VectorLeg:
         qvec = embedder.embed_query(text)
         done = {}
         for name, m in self._matrices.items():
-            found = m.shortlist(qvec, self._pool)
+            found = m.shortlist(qvec, self._pool, self._settle_at)
             done[name] = (found, m.finish_apart(found))
         return qvec, done
 

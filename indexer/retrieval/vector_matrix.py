@@ -86,7 +86,7 @@ class VectorMatrix:
             self.refresh(con)
         return self.finish(con, self.shortlist(qvec, k))
 
-    def shortlist(self, qvec: np.ndarray, k: int) -> Shortlist | None:
+    def shortlist(self, qvec: np.ndarray, k: int, settle_at: int | None = None) -> Shortlist | None:
         """The half of a search that reads no SQL (codes only), so it can run in another thread
         beside the full-text leg; finish() completes it."""
         with self._lock:
@@ -94,7 +94,7 @@ class VectorMatrix:
                 return None
             q = _unit(qvec)
             rows = self._shortlist(q)
-            return Shortlist(self._generation, q, k, rows, self._cosines(rows, q))
+            return Shortlist(self._generation, q, k, rows, self._cosines(rows, q), settle_at)
 
     def finish(self, con, found: Shortlist | None) -> list[tuple[str, float]]:
         """(id, cosine) of the k nearest, nearest first: rows too close to the k-th to tell get
@@ -109,8 +109,8 @@ class VectorMatrix:
                 rows = self._shortlist(q)
                 sims = self._cosines(rows, q)
             keep = min(len(rows), k)
-            if keep < len(rows):
-                self._settle_ties(con, rows, sims, q, keep)
+            if min(found.settle, keep) < len(rows):
+                self._settle_ties(con, rows, sims, q, min(found.settle, keep))
                 kth = np.partition(-sims, keep - 1)[keep - 1]
                 top = np.flatnonzero(-sims <= kth)  # the k best and every row tied with the k-th
             else:
