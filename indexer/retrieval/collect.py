@@ -69,10 +69,11 @@ def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: st
                   fb=None) -> tuple[str, ...]:
     """This store's full-text candidates; returns the feedback words used (fb = (docs, words))."""
     q = aq.q
-    found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms), size, under=q.under,
+    held = text_leg.doc_counts(st)
+    found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms, held), size, under=q.under,
                            space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st))
     chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
-    ideal = query_match.ideal_bm25(st.con, q.text, chunks, text_leg.doc_counts(st)) if found else 1.0  # stores on one scale
+    ideal = query_match.ideal_bm25(st.con, q.text, chunks, held) if found else 1.0  # stores on one scale
     for rank, r in enumerate(found, 1):
         c = pool.add(st.name, r)
         c.bm25, c.fts_rank = r["bm25"] / ideal, rank

@@ -10,13 +10,15 @@ from indexer.index import sql
 from indexer.notes.textseg import MAX_QUERY_TERMS, han_words, match_terms, query_terms
 
 
-def match_for_store(con, terms) -> str:
+def match_for_store(con, terms, held=None) -> str:
     """The MATCH of a query's words with this store's vocabulary: a multi-character Chinese query word that
-    no chunk holds as a token is searched as its characters in a row (see textseg.han_phrase)."""
+    no chunk holds as a token is searched as its characters in a row (see textseg.han_phrase). held: counts known
+    without FTS5, as in ideal_bm25."""
     words = han_words(terms)
     if not words:
         return match_terms(terms)
-    counts = sql.term_doc_counts(con, words)
+    known = {w: n for w in words if held is not None and (n := held(w)) is not None}
+    counts = {**sql.term_doc_counts(con, [w for w in words if w not in known]), **known}
     return match_terms(terms, unindexed={w for w in words if not counts.get(w)})
 
 

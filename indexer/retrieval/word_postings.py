@@ -26,7 +26,10 @@ from indexer.notes.textseg import stopwords
 
 VERSION = 1
 MIN_ROWS = 50_000  # stores from this many chunks keep their common words (below, FTS5 alone is quick)
-COMMON_SHARE = 400  # a word in at least 1/400 of the rows is common (2,500 at 1M): FTS5 scores the rest
+# a word in at least 1/1000 of the rows (and 1,000 rows) is kept; FTS5 scores the rarer ones. At 1M padded
+# rows the words of 1,000-2,500 rows add 7.7M rows to the 111M kept (46 MB) and take a third off the cost of
+# the rare words FTS5 still scores (bench/text_scale.py, BENCHMARKS)
+COMMON_SHARE = 1000
 COMMON_MIN = 1_000
 SAVE_CHANGES = 20_000  # rows written or removed since the copy was made before it is made again
 REGROW = 2  # ... or once the store has this many times the rows it was made from (new common words)
