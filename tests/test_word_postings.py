@@ -78,11 +78,18 @@ def test_stored_words_are_the_ones_fts5_counts(skewed):
         assert sql.row_lengths_for(con, [rowid]) == {rowid: length}
 
 
-def test_kept_words_give_fts5s_top_k(skewed):
+@pytest.mark.parametrize("prune", [False, True])
+def test_kept_words_give_fts5s_top_k(skewed, monkeypatch, prune):
     st = skewed.stores("global")[0]
     words = _made(st)
     assert words.holds("river") and words.holds("meet") and words.holds("年") and not words.holds("heron")
-    assert _same(st.con, words) > 60
+    pruned = []
+    if prune:  # bound the words left after every word, as a big store's questions do
+        monkeypatch.setattr(text_leg, "PRUNE_ROWS", 0)
+        floor = text_leg._kth_floor
+        monkeypatch.setattr(text_leg, "_kth_floor", lambda acc, k: pruned.append(floor(acc, k)) or pruned[-1])
+    assert _same(st.con, words, k_list=(1, 5, 20)) > 60
+    assert not prune or sum(1 for f in pruned if f > 0) > 30
 
 
 def test_kept_words_keep_a_filter(skewed, monkeypatch):

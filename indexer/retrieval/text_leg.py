@@ -4,6 +4,7 @@ from its kept common words (word_postings) with FTS5 scoring only the query's ra
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
+from indexer.index.sql.fts_topk import B, K1
 from indexer.retrieval.word_postings import MIN_ROWS, WordPostings
 
 # a filter (space, folder, dates) that lets this many rows through or fewer masks the scores; a wider one is
@@ -99,15 +101,50 @@ def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", pa
         hot = [t for t in single if t is not None and words.holds(t)]
         cold = [p for p, t in zip(phrases, single) if t is None or not words.holds(t)]
         rows, tokens = sql.fts_totals(con)
-        acc = words.scores(hot, rows, tokens)
+        acc = np.zeros(words.size, dtype=np.float64)
         if cold:
             part = sql.all_scores(con, " OR ".join(cold))
             if part:
-                at = np.fromiter((r for r, _s in part), dtype=np.int64, count=len(part))
+                both = np.array(part, dtype=np.float64)
+                at = both[:, 0].astype(np.intp)
                 if at.max() >= len(acc):
                     return None  # a row the copy has not seen: cannot happen inside one view, but never guess
-                acc[at] += np.fromiter((s for _r, s in part), dtype=np.float64, count=len(part))
+                acc[at] += both[:, 1]
+        _add_words(words, hot, rows, tokens, acc, None if where else k)  # a filter's k-th best is lower
     return _best(acc, k, con, where, params)
+
+
+PRUNE_ROWS = 50_000  # a word holding this many rows is worth a bound check first (about 1.5 ms)
+
+
+def _add_words(words: WordPostings, hot: list[str], rows: int, tokens: int, acc: np.ndarray, k: int | None) -> None:
+    """acc += each common word's BM25 share, the biggest possible share first. Once the words left could not
+    lift a row to the k-th best score so far (a lower bound of the final one), they are added only to the rows
+    still able to place (MaxScore): a row outside them ends below the k best, whatever its partial sum.
+    k None: every row gets its whole sum (a filter will pick rows from below the k best)."""
+    avgdl = tokens / max(rows, 1)
+    norm = words.norms(avgdl)
+    items = []
+    for term in hot:  # a word asked twice (two phrases of one term) counts twice, as in FTS5
+        rowids, f = words.postings(term)
+        hit = len(rowids)
+        idf = max(1e-6, math.log((rows - hit + 0.5) / (hit + 0.5)))
+        items.append((words.bound(term, idf, avgdl), idf, rowids, f))
+    items.sort(key=lambda x: -x[0])
+    left = sum(x[0] for x in items)
+    live = None
+    for ub, idf, rowids, f in items:
+        # before each long list (the low-bound words come last), see whether the words left can still lift a
+        # row that is not yet near the k best: a bound check reads acc once (about 1.5 ms at 1M rows)
+        if k is not None and live is None and len(rowids) >= PRUNE_ROWS:
+            floor = _kth_floor(acc, k)
+            if floor > left:
+                live = acc >= floor - left - 1e-8
+        left -= ub
+        if live is not None:
+            keep = live[rowids]
+            rowids, f = rowids[keep], f[keep]
+        acc[rowids] += idf * ((f * (K1 + 1.0)) / (f + norm[rowids]))
 
 
 def _one_term(con, phrase: str) -> str | None:
@@ -121,8 +158,8 @@ def _one_view(con):
 
 
 def _best(acc: np.ndarray, k: int, con, where: str, params) -> list | None:
-    cand = np.flatnonzero(acc > 0)
     if not where:
+        cand = _above(acc, k)
         return _top(cand, np.round(acc[cand], 9), k)
     # a filter: the rows it lets through when they are few (a time window, a small space), read with its index
     passing = sql.fts_rowids_where(con, where, params, FILTER_ROWS + 1)
@@ -132,6 +169,7 @@ def _best(acc: np.ndarray, k: int, con, where: str, params) -> list | None:
         at = at[acc[at] > 0]
         return _top(at, np.round(acc[at], 9), k)
     # many pass: down the ranking until k of them do
+    cand = np.flatnonzero(acc > 0)
     scores = np.round(acc[cand], 9)
     m = max(256, 4 * k)
     while True:
@@ -143,6 +181,26 @@ def _best(acc: np.ndarray, k: int, con, where: str, params) -> list | None:
         if m >= FILTER_ROWS:
             return None
         m *= 8
+
+
+BLOCK = 64
+
+
+def _kth_floor(acc: np.ndarray, k: int) -> float:
+    """At most the k-th best value of acc: the k-th best of its blocks' maxima (each is a row's value). 0 when
+    fewer than k blocks score."""
+    whole = len(acc) - len(acc) % BLOCK
+    peaks = np.concatenate([acc[:whole].reshape(-1, BLOCK).max(axis=1), acc[whole:]])
+    peaks = peaks[peaks > 0]
+    return float(np.partition(peaks, len(peaks) - k)[len(peaks) - k]) if len(peaks) > k else 0.0
+
+
+def _above(acc: np.ndarray, k: int) -> np.ndarray:
+    """The rows that can be among the k best: at least the k-th best of the blocks' maxima (a lower bound of
+    the k-th best row, as they are rows too), less the rounding the ranking compares at. Partitioning every
+    scored row took 5-7 ms at 1M; the blocks' maxima are 1/64 of them."""
+    floor = _kth_floor(acc, k)
+    return np.flatnonzero(acc >= max(floor - 1e-9, np.finfo(np.float64).tiny))
 
 
 def _top(cand: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -24,7 +24,7 @@ from indexer.index import sql
 from indexer.index.sql.fts_topk import B, K1, WEIGHTS
 from indexer.notes.textseg import stopwords
 
-VERSION = 1
+VERSION = 2
 MIN_ROWS = 50_000  # stores from this many chunks keep their common words (below, FTS5 alone is quick)
 # a word in at least 1/1000 of the rows (and 1,000 rows) is kept; FTS5 scores the rarer ones. At 1M padded
 # rows the words of 1,000-2,500 rows add 7.7M rows to the 111M kept (46 MB) and take a third off the cost of
@@ -55,8 +55,8 @@ class Snapshot:
     length, and where the copy stands in the store (last rowid, last removal, a sample of rows' texts)."""
 
     def __init__(self, terms: dict[str, tuple[int, int]], data: np.ndarray, freqs: np.ndarray, lengths: np.ndarray,
-                 present: np.ndarray, top: int, seq: int, sample: list):
-        self.terms, self.data, self.freqs = terms, data, freqs
+                 present: np.ndarray, top: int, seq: int, sample: list, peaks: dict[str, tuple[float, int]]):
+        self.terms, self.data, self.freqs, self.peaks = terms, data, freqs, peaks
         self.lengths, self.present, self.top, self.seq, self.sample = lengths, present, top, seq, sample
 
     def view(self, term: str) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +92,9 @@ def make(con, path: str) -> Snapshot:
             if rowid <= top:
                 lengths[rowid], present[rowid] = n, True
         terms: dict[str, tuple[int, int]] = {}
+        peaks: dict[str, tuple[float, int]] = {}  # the word's largest weighted count, its shortest row
         kinds: dict[int, int] = {}  # packed (content, uri, section) counts -> code
+        kind_freq: list[float] = []
         at = 0
         with open(tmp, "wb") as f:
             for term, _n in sorted(sql.terms_in_rows(con, common_at(rows))):
@@ -103,9 +105,17 @@ def make(con, path: str) -> Snapshot:
                     continue
                 packed = (found[:, 1] << 40) | (found[:, 2] << 20) | found[:, 3]
                 distinct, inverse = np.unique(packed, return_inverse=True)
-                codes = np.array([kinds.setdefault(int(p), len(kinds)) for p in distinct], dtype=np.int64)[inverse]
+                mine = []
+                for p in distinct.tolist():
+                    code = kinds.get(p)
+                    if code is None:
+                        code = kinds[p] = len(kinds)
+                        kind_freq.append(freq_of((p >> 40, (p >> 20) & 0xFFFFF, p & 0xFFFFF)))
+                    mine.append(code)
+                codes = np.array(mine, dtype=np.int64)[inverse]
                 if len(kinds) > 65535:
                     raise ValueError("too many distinct word counts for 16-bit codes")
+                peaks[term] = (max(kind_freq[c] for c in mine), int(lengths[found[:, 0]].min()))
                 n = len(found)
                 f.write(found[:, 0].astype(np.uint32).tobytes())
                 f.write(codes.astype(np.uint16).tobytes())
@@ -116,14 +126,14 @@ def make(con, path: str) -> Snapshot:
         picks = np.flatnonzero(present)
         picks = picks[np.linspace(0, len(picks) - 1, min(SAMPLE, len(picks))).astype(int)].tolist() if len(picks) else []
         sample = sorted(sql.hashes_for_fts_rowids(con, picks).items())
-    freqs = np.zeros(max(1, len(kinds)), dtype=np.float64)
-    for p, code in kinds.items():
-        freqs[code] = freq_of((p >> 40, (p >> 20) & 0xFFFFF, p & 0xFFFFF))
+    freqs = np.array(kind_freq or [0.0], dtype=np.float64)
     names = sorted(terms)
     meta = {"version": VERSION, "top": top, "seq": seq, "sample": sample, "bytes": os.path.getsize(tmp)}
     with open(side, "wb") as f:
         np.savez(f, meta=np.array(json.dumps(meta)), names=np.array(names, dtype=str),
                  spans=np.array([terms[t] for t in names], dtype=np.int64).reshape(-1, 2), freqs=freqs,
+                 fmax=np.array([peaks[t][0] for t in names], dtype=np.float64),
+                 dmin=np.array([peaks[t][1] for t in names], dtype=np.int64),
                  lengths=lengths, present=present)
     for done in (tmp, side):
         os.chmod(done, 0o600)  # words of private notes: the index file's own mode
@@ -144,12 +154,13 @@ def read(path: str) -> Snapshot | None:
                 return None
             names, spans = side["names"].tolist(), side["spans"]
             freqs, lengths, present = side["freqs"], side["lengths"], side["present"]
+            fmax, dmin = side["fmax"].tolist(), side["dmin"].tolist()
         data = np.memmap(path, dtype=np.uint8, mode="r") if meta["bytes"] else np.zeros(0, np.uint8)
     except (OSError, ValueError, KeyError):
         return None
     terms = {t: (int(a), int(n)) for t, (a, n) in zip(names, spans.tolist())}
     return Snapshot(terms, data, freqs, lengths, present, int(meta["top"]), int(meta["seq"]),
-                    [tuple(p) for p in meta["sample"]])
+                    [tuple(p) for p in meta["sample"]], dict(zip(names, zip(fmax, dmin))))
 
 
 class WordPostings:
@@ -177,6 +188,7 @@ class WordPostings:
         self._gone = 0  # snapshot rows no longer live: while 0, a word's rows need no mask
         self._norm: tuple[float, np.ndarray] | None = None  # (avgdl, each row's length term) of the last query
         self._added: dict[int, dict[str, float]] = {}  # rows written since: their common words' weighted counts
+        self._added_peaks: dict[str, tuple[float, int]] = {}  # ... and each word's peak among them (for bounds)
         self._by_term: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._counts: dict[str, int] = {}
         self._top, self._seq, self._struct = snap.top, snap.seq, None
@@ -258,12 +270,20 @@ class WordPostings:
                             counts.setdefault(t, [0, 0, 0])[col] += 1
             self._added[rowid] = {t: freq_of(tuple(c)) for t, c in counts.items()}
             self._lengths[rowid] = lengths[rowid]
+            for t, f in self._added[rowid].items():
+                old = self._added_peaks.get(t, (0.0, lengths[rowid]))
+                self._added_peaks[t] = (max(old[0], f), min(old[1], lengths[rowid]))
             self._norm = None
             self._rows += 1
         self._by_term.clear()
         self._counts.clear()
 
     # --- answering ----------------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """One past the largest rowid the copy knows: the length of a dense array by rowid."""
+        return len(self._lengths)
 
     def holds(self, term: str) -> bool:
         return self._snap is not None and term in self._snap.terms
@@ -286,17 +306,17 @@ class WordPostings:
                 rowids, freqs = np.concatenate([rowids, extra[0]]), np.concatenate([freqs, extra[1]])
         return rowids, freqs
 
-    def scores(self, term_list: list[str], rows: int, tokens: int) -> np.ndarray:
-        """Each row's BM25 share from these words, as FTS5 computes it (rows, tokens: FTS5's totals now),
-        summed word by word in order; a dense array by rowid."""
-        acc = np.zeros(len(self._lengths), dtype=np.float64)
-        norm = self._length_terms(tokens / max(rows, 1))
-        for term in term_list:
-            rowids, f = self.postings(term)
-            hit = len(rowids)
-            idf = max(1e-6, math.log((rows - hit + 0.5) / (hit + 0.5)))
-            acc[rowids] += idf * ((f * (K1 + 1.0)) / (f + norm[rowids]))
-        return acc
+    def norms(self, avgdl: float) -> np.ndarray:
+        """K1 * (1 - B + B * length / avgdl) of every row (the caller holds `lock`)."""
+        return self._length_terms(avgdl)
+
+    def bound(self, term: str, idf: float, avgdl: float) -> float:
+        """More than any row's share from this word can be: its largest count over its shortest row."""
+        fmax, dmin = self._snap.peaks[term]
+        if term in self._added_peaks:
+            more_f, less_d = self._added_peaks[term]
+            fmax, dmin = max(fmax, more_f), min(dmin, less_d)
+        return idf * (fmax * (K1 + 1.0)) / (fmax + K1 * ((1 - B) + (B * dmin) / avgdl)) * (1 + 1e-9)
 
     def _length_terms(self, avgdl: float) -> np.ndarray:
         """K1 * (1 - B + B * length / avgdl) of every row, the same double FTS5 makes a row at a time; made
