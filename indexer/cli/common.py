@@ -107,10 +107,23 @@ def say_if_empty(mem, scope: str) -> None:
         click.echo(f"the {name} store at {s['root']} is empty: {fix}", err=True)
 
 
-def progress_bar(label: str):
-    """A callback (done, total) drawing a bar on a terminal; silent otherwise."""
+def progress_bar(label: str, every: float = 30.0):
+    """A callback (done, total) drawing a bar on a terminal; elsewhere (a log, a pipe) a line on stderr every
+    `every` seconds and one at the end, so a long import under nohup shows how far it got (a short one says
+    nothing)."""
     if not sys.stderr.isatty():
-        return None
+        import time
+        state: dict = {"next": time.monotonic() + every, "t0": time.monotonic()}
+
+        def line(done: int, total: int) -> None:
+            now = time.monotonic()
+            if total and (now >= state["next"] or (done >= total and state.get("spoke"))):
+                state["next"], state["spoke"] = now + every, True
+                rate = done / max(now - state["t0"], 1e-9)
+                left = f", about {(total - done) / rate / 60:.0f} min left" if 0 < done < total else ""
+                click.echo(f"{label}: {done:,} of {total:,}{left}", err=True)
+
+        return line
     from rich.progress import Progress
     state = {}
 

@@ -38,8 +38,10 @@ class Pool:
         return self.cands.setdefault((store, row["id"]), Candidate((store, row["id"]), row))
 
 
-def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery) -> Pool:
-    """The candidates of every store: full text first, while the query's vector is made beside it."""
+def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made: dict | None = None) -> Pool:
+    """The candidates of every store: full text first, while the query's vector is made beside it. made: the
+    question's vectors by text from an earlier run of the same search (filled here)."""
+    made = {} if made is None else made
     q = aq.q
     want_vec = q.mode in ("hybrid", "vector") and embedder.dim > 0 and any(s.with_vec for s in stores)
     want_text = bool(aq.match) and (q.mode in ("hybrid", "fts") or not want_vec)
@@ -50,9 +52,9 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery) -> Po
     spaces = {st.name: space_filter(st, q.space) for st in stores}  # read once: every leg filters alike
     dated = q.since is not None or q.until is not None
     leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
-        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit) if want_vec else None
+        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit, made) if want_vec else None
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
-                e5_query=e5_stage.start(q.text) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
+                e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     for st in stores:
         if want_text:
             pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb)
@@ -63,6 +65,12 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery) -> Po
     if pool.vector is None and q.mode != "fts":
         pool.mode = "fts"  # no vectors: degrade to full text
     return pool
+
+
+def _e5_of(text: str, made: dict) -> Future:
+    if ("e5", text) not in made:
+        made["e5", text] = e5_stage.start(text)
+    return made["e5", text]
 
 
 def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: str | None,

@@ -21,10 +21,11 @@ from indexer.retrieval.fusion import fuse
 from indexer.retrieval.query import AnalyzedQuery, Query, analyze
 
 
-def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
-    """Run one query over the stores and return one merged ranking; counting accesses is the caller's."""
+def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | None = None) -> list[Hit]:
+    """Run one query over the stores and return one merged ranking; counting accesses is the caller's.
+    made: the question's vectors by text, shared by the runs of one search_within."""
     aq = analyze(q)
-    pool = collect(stores, embedder, cfg, aq)
+    pool = collect(stores, embedder, cfg, aq, made)
     hits = ranked(fuse(pool, aq, cfg))
     for stage in ADJUST:
         hits = stage(hits, aq, pool, cfg)
@@ -34,7 +35,8 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query) -> list[Hit]:
 def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window) -> list[Hit]:
     """search() with the window of the query's time words applied and superseded values put below the
     current ones; the signals shown when the query asks to explain."""
-    hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one), q, window, cfg))
+    made: dict = {}  # a query naming a time runs twice (inside the window and out) on one text: embedded once
+    hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg))
     return [dataclasses.replace(h, explain=dict(h.signals)) for h in hits] if q.explain else hits
 
 

@@ -339,11 +339,17 @@ class AnnVectors:
             q = _unit(qvec)
             if self._index is None:
                 return {cid: float(_unit(v) @ q) for cid, v in sql.vectors_for_ids(con, ids).items()}
+            found = sql.rowids_for_ids(con, ids)
+            try:  # one call for all of them (a filtered search asks for thousands)
+                codes = self._index.reconstruct_batch(np.fromiter(found.values(), dtype=np.int64, count=len(found)))
+                return {cid: float(s) for cid, s in zip(found, (codes @ q).tolist())}
+            except RuntimeError:
+                pass  # one was written after the last refresh: row by row, that one exactly
             out = {}
-            for cid, rid in sql.rowids_for_ids(con, ids).items():
+            for cid, rid in found.items():
                 try:
                     out[cid] = float(self._index.reconstruct(int(rid)) @ q)
-                except RuntimeError:  # written after the last refresh: read it exactly
+                except RuntimeError:
                     exact = sql.vector_for_id(con, cid)
                     if exact is not None and len(exact) == len(q):
                         out[cid] = float(_unit(exact) @ q)

@@ -18,14 +18,18 @@ from indexer.index.stores import Store
 from indexer.retrieval import vector_matrix
 
 _AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-leg")
+# a filter (time window, space, folder) letting this many rows through or fewer is scored from the kept copy:
+# sqlite-vec joins its table row by row (about 0.1 ms a row), the copy gives thousands of cosines in a few ms
+FILTERED_ROWS = 50_000
 
 
 class VectorLeg:
     """The query vector and, for stores with a kept matrix, their shortlists (ready once `vector` is read)."""
 
     def __init__(self, stores: list[Store], embedder, text: str, pool: int, matrix_ok: dict[str, bool],
-                 settle_at: int | None = None):
+                 settle_at: int | None = None, made: dict | None = None):
         self._pool, self._settle_at = pool, settle_at
+        self._made = {} if made is None else made  # text -> its vector, from a run of the same search before
         self._matrices = {st.name: m for st in stores
                           if matrix_ok.get(st.name) and (m := vector_matrix.refreshed(st)) is not None}
         self._future: Future | None = None
@@ -34,10 +38,15 @@ class VectorLeg:
         if self._matrices:
             self._future = _AHEAD.submit(self._ahead, embedder, text)
         else:
-            self._vector = embedder.embed_query(text)
+            self._vector = self._embed(embedder, text)
+
+    def _embed(self, embedder, text: str) -> np.ndarray:
+        if ("vector", text) not in self._made:
+            self._made["vector", text] = embedder.embed_query(text)
+        return self._made["vector", text]
 
     def _ahead(self, embedder, text: str):
-        qvec = embedder.embed_query(text)
+        qvec = self._embed(embedder, text)
         done = {}
         for name, m in self._matrices.items():
             found = m.shortlist(qvec, self._pool, self._settle_at)
@@ -52,13 +61,21 @@ class VectorLeg:
         return self._vector
 
     def nearest(self, st: Store, q, space: str | None) -> tuple[list[dict], bool]:
-        """(rows with `similarity`, nearest first; whether they came from the kept matrix). Without
-        a matrix, or with a filter (space, folder, dates), sqlite-vec's scan."""
+        """(rows with `similarity`, nearest first; whether they came from the kept matrix). With a filter
+        (space, folder, dates) the rows it lets through get their cosines from the kept copy when they are
+        few enough; otherwise, or without a kept copy, sqlite-vec's scan."""
         qvec = self.vector
         if st.name in self._matrices:
             found, nearest = self._shortlists[st.name]
             if nearest is None:
                 nearest = self._matrices[st.name].finish(st.con, found)
             return vector_matrix.rows_of(st, nearest), True
+        kept = vector_matrix.refreshed(st)
+        if kept is not None:
+            ids = sql.ids_where(st.con, FILTERED_ROWS + 1, under=q.under, space=space, since=q.since, until=q.until)
+            if len(ids) <= FILTERED_ROWS:
+                sims = kept.cosines(st.con, qvec, ids, refresh=False)
+                best = sorted(sims.items(), key=lambda p: (-p[1], p[0]))[:self._pool]
+                return vector_matrix.rows_of(st, best), True
         return sql.vector_search(st.con, qvec, self._pool, under=q.under, space=space,
                                  since=q.since, until=q.until), False

@@ -99,6 +99,13 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     return db.rows(con, sql, [blob, k])
 
 
+def ids_where(con, limit: int, parent_dirs=None, under=None, space=None, since=None, until=None) -> list[str]:
+    """The chunk ids a search's filters let through, at most limit of them (read with the filters' indexes)."""
+    where, params = _filter_sql(parent_dirs, under, since, until)
+    where, params = with_space(where, params, space)
+    return [r for (r,) in con.execute("SELECT c.id FROM chunks c WHERE 1" + where + " LIMIT ?", [*params, limit])]
+
+
 KNN_MAX = 4096  # the largest k sqlite-vec answers
 
 
