@@ -274,7 +274,7 @@ class LocalWriter:
         from indexer.sync.passes import stale_files
         out = {}
         for st in self.mem.stores(scope):
-            s = sql.get_stats(st.con)
+            s = sql.status_counts(st.con)
             lagging = stale_files(st)
             out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
                             "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging,

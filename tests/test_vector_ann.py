@@ -93,9 +93,16 @@ def test_falls_back_to_the_exact_scan_until_ready(store, keep, monkeypatch):
     assert vector_matrix.refreshed(st) is not None
 
 
-def test_adds_and_removals_are_followed(store, keep, usem3):
+@pytest.mark.parametrize("logged", [True, False])
+def test_adds_and_removals_are_followed(store, keep, usem3, monkeypatch, logged):
     mem, st, centres, rng = store
     lists = _ready(st)
+    counted = []
+    real = vector_ann.AnnVectors._removed
+    monkeypatch.setattr(vector_ann.AnnVectors, "_removed", lambda self, con: counted.append(1) or real(self, con))
+    if not logged:  # a file an older version wrote to: no log, removals found by counting rowid ranges
+        with db.transaction(st.con):
+            st.con.execute("DROP TABLE vec_removed")
     odd = rng.normal(0, 1, usem3.dim).astype(np.float32)
     ids = _write(st, "new/odd.md", [odd, -odd])
     assert [cid for cid, _s in lists.search(st.con, odd, 1)] == [ids[0]]
@@ -106,6 +113,7 @@ def test_adds_and_removals_are_followed(store, keep, usem3):
     found = {cid for cid, _s in lists.search(st.con, centres[3], 50)}
     assert not found & set(gone)
     assert lists.rows == sql.vector_signature(st.con)[1] == 2998
+    assert bool(counted) != logged  # the log names the removed rows: no range counts over the table
 
 
 def test_saved_beside_the_index_and_read_back(store, keep, monkeypatch):

@@ -17,6 +17,7 @@ from indexer.daemon.lending import OWN, Lender
 from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
+from indexer.index import sql
 from indexer.index.stores import identity, store_roots
 from indexer.daemon.jobs import Job, Reply
 from indexer.daemon.store_writer import StoreWriter
@@ -285,8 +286,8 @@ class Daemon:
         self.readers.give_back(mem)
 
     def status(self, project=None) -> dict:
-        with self.lend(project) as mem:
-            stats = mem.stats()
+        with self.lend(project) as mem:  # counts read without a pass over every chunk (stats: 1.8 s at 1M)
+            stats = {st.name: {**sql.status_counts(st.con), "index": str(st.index_path)} for st in mem.stores("all")}
         out = {}
         for name, w in self.view(project):
             s = stats.get(name, {})

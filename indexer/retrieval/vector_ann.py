@@ -71,8 +71,9 @@ class AnnVectors:
         faiss.omp_set_num_threads(1)  # one query per call: faiss's threads would only fight the full-text leg
         self._install(None, np.zeros(0, np.int64), None, 0, [], 0)
 
-    def _install(self, index, rowids, sig, trained: int, sample: list, changed: int = 0) -> None:
+    def _install(self, index, rowids, sig, trained: int, sample: list, changed: int = 0, vseq: int | None = None) -> None:
         self._index, self._rowids, self._sig = index, rowids, sig
+        self._vseq = vseq  # the last vector removal the lists have seen (None: find removals by counting)
         self._top = int(sig[0]) if sig else 0
         self._trained, self._sample, self._changed = trained, sample, changed
         self._generation += 1
@@ -118,21 +119,29 @@ class AnnVectors:
         return bool(found) and all(held[r] == cid for r, cid in found.items())
 
     def _catch_up(self, con, sig) -> None:
+        seq = sql.removal_seq(con, "vec")
+        if self._vseq is not None:  # the removal log names what went since the last look
+            logged, whole = sql.removals_since(con, self._vseq, seq, "vec")
+            if whole:
+                self._drop(np.array(logged, dtype=np.int64))
         new = [(rid, v) for rid, _cid, v in sql.vectors_after(con, self._top) if len(v) == self._index.d]
         if new:
             rids = np.array([r for r, _v in new], dtype=np.int64)
             self._index.add_with_ids(_units(np.stack([v for _r, v in new])), rids)
             self._rowids = np.concatenate([self._rowids, rids])
         self._top, self._changed = max(self._top, int(sig[0])), self._changed + len(new)
-        if self.rows != sig[1]:
-            gone = self._removed(con)
-            if len(gone):
-                gone = np.ascontiguousarray(gone, dtype=np.int64)  # the hashtable map removes only listed ids
-                self._index.remove_ids(faiss.IDSelectorArray(len(gone), faiss.swig_ptr(gone)))
-                self._rowids = self._rowids[~np.isin(self._rowids, gone)]
-                self._changed += len(gone)
-        self._sig = sig
+        if self.rows != sig[1]:  # a file of an older version (no log), or a removal not logged: find them
+            self._drop(self._removed(con))
+        self._sig, self._vseq = sig, seq
         self._generation += 1
+
+    def _drop(self, gone: np.ndarray) -> None:
+        gone = gone[np.isin(gone, self._rowids)]
+        if len(gone):
+            gone = np.ascontiguousarray(gone, dtype=np.int64)  # the hashtable map removes only listed ids
+            self._index.remove_ids(faiss.IDSelectorArray(len(gone), faiss.swig_ptr(gone)))
+            self._rowids = self._rowids[~np.isin(self._rowids, gone)]
+            self._changed += len(gone)
 
     def _removed(self, con) -> np.ndarray:
         """Rowids held here that the store no longer has: ranges whose count agrees are skipped whole."""
@@ -187,7 +196,7 @@ class AnnVectors:
         if not self._read(con):
             built = self._build(con)
             with self._lock:
-                self._install(*built, changed=0)
+                self._install(*built[:5], changed=0, vseq=built[5])
             self._write()
 
     def _renew(self, con) -> None:
@@ -195,13 +204,13 @@ class AnnVectors:
         if self.rows > REGROW * self._trained:
             built = self._build(con)
             with self._lock:  # rows written since the build's snapshot come in at the next refresh
-                self._install(*built, changed=0)
+                self._install(*built[:5], changed=0, vseq=built[5])
         self._write()
 
     def _build(self, con) -> tuple:
         """Train lists on a sample and add every vector, both read in one snapshot of the store."""
         with db.read_snapshot(con):
-            sig = sql.vector_signature(con)
+            sig, vseq = sql.vector_signature(con), sql.removal_seq(con, "vec")
             count = max(1, sig[1])
             nlist = list_count(count)
             every = max(1, count // (nlist * TRAIN_PER_LIST))
@@ -224,7 +233,7 @@ class AnnVectors:
             held = np.sort(np.concatenate(rowids))
             picks = held[np.linspace(0, len(held) - 1, min(SAMPLE, len(held))).astype(int)].tolist()
             sample = sorted(sql.ids_for_rowids(con, picks).items())
-        return index, held, sig, len(held), sample
+        return index, held, sig, len(held), sample, vseq
 
     @staticmethod
     def _add_block(index, block: list) -> np.ndarray:
@@ -242,11 +251,12 @@ class AnnVectors:
                 os.remove(left)  # a write cut short by a kill: half a file, named by the process that died
         with self._lock:
             index, rowids, sig, sample, trained = self._index, self._rowids.copy(), self._sig, self._sample, self._trained
+            vseq = self._vseq
             tmp = f"{self._file}.{os.getpid()}.tmp"
             faiss.write_index(index, tmp)  # under the lock: a refresh would change the lists being written
             self._changed = 0
         meta = {"version": VERSION, "sig": list(sig[:2]), "trained": trained, "bytes": os.path.getsize(tmp),
-                "sample": sample}
+                "sample": sample, "vseq": vseq}
         side = f"{self._file}.{os.getpid()}.npz"
         np.savez(side, rowids=rowids, meta=np.array(json.dumps(meta)))
         for done in (tmp, side):
@@ -266,7 +276,8 @@ class AnnVectors:
             return False
         sig = (int(meta["sig"][0]), int(meta["sig"][1]), None, None)
         with self._lock:
-            self._install(index, rowids, sig, int(meta["trained"]), [tuple(p) for p in meta["sample"]], 0)
+            self._install(index, rowids, sig, int(meta["trained"]), [tuple(p) for p in meta["sample"]], 0,
+                          meta.get("vseq"))
             now = sql.vector_signature(con)
             if not self._same_file(con, now) or not self._sample:
                 self._install(None, np.zeros(0, np.int64), None, 0, [], 0)

@@ -219,7 +219,8 @@ class WordPostings:
         """Apply removals and new rows since the last look; False when the copy is not this store's any more."""
         if not self._same_file(con):
             return False
-        removed, whole = sql.removals_since(con, self._seq)
+        seq = sql.removal_seq(con)
+        removed, whole = sql.removals_since(con, self._seq, seq)
         if not whole:
             return False
         for r in removed:
@@ -229,7 +230,7 @@ class WordPostings:
         added = sql.fts_rows_after(con, self._top, top) + sql.fts_rows_among(con, again)
         if added:
             self._add(con, added)
-        self._top, self._seq = max(self._top, top), sql.removal_seq(con)
+        self._top, self._seq = max(self._top, top), seq
         self._changed += len(removed) + len(added)
         return sql.fts_totals(con)[0] == self._rows  # else a repair rewrote the index under us
 

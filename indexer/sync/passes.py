@@ -56,6 +56,7 @@ def cleanup_store(st: Store) -> dict:
         report["vanished_files"] = len(vanished)
         report["orphan_vectors"] = sql.delete_orphan_vectors(st.con)
         report["dead_aliases"] = sql.prune_aliases(st.con)  # old ids of memories that are gone
+        sql.trim_removals(st.con)  # the removal logs keep their newest entries (a kept copy older is made again)
         if sql.fts_integrity_problem(st.con) is not None:
             sql.rebuild_fts(st.con)  # orphan or missing FTS rows: rebuild from the chunks table
             report["fts_rebuilt"] = True

@@ -21,6 +21,7 @@ from indexer.index.sql.text_stats import (  # noqa: F401
 )
 from indexer.index.sql.counters import (  # noqa: F401
     increment_reinforcement, increment_access_count, carry_counters, newest_chunks, memories_by_space, get_stats,
+    status_counts,
     dynamics_inputs, set_strengths, set_chunk_times, chunk_strengths, document_uris, uris_without_document,
     delete_orphan_vectors, fts_optimize, fts_optimize_after_bulk, vec_version, wal_checkpoint,
 )
@@ -38,8 +39,9 @@ from indexer.index.sql.vec_rowids import (  # noqa: F401
 )
 from indexer.index.sql.fts_rows import (  # noqa: F401
     fts_totals, fts_structure, row_lengths, row_lengths_for, terms_in_rows, term_rows, fts_rowid_top, fts_rows_after,
-    fts_rows_among, hashes_for_fts_rowids, fts_rowids_passing, fts_rowids_where, removal_seq, removals_since, trim_removals,
+    fts_rows_among, hashes_for_fts_rowids, fts_rowids_passing, fts_rowids_where,
 )
+from indexer.index.sql.removals import removal_seq, removals_since, trim_removals  # noqa: F401
 from indexer.index.sql.fts_topk import all_scores, phrases_of  # noqa: F401
 from indexer.index.sql.e5 import (  # noqa: F401
     has_e5_table, bind_e5, e5_missing, put_e5, e5_vectors, e5_all, e5_progress, delete_orphan_e5,

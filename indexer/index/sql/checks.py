@@ -9,6 +9,7 @@ import numpy as np
 from indexer.index import db
 from indexer.errors import DiskFullError, ReadOnlyStoreError, StoreBusyError, StoreError
 from indexer.index.sql.schema import has_vec_table
+from indexer.index.sql.removals import delete_vector
 
 
 # ---- verification ----
@@ -75,7 +76,7 @@ def rebuild_fts(con) -> None:
 
 def delete_vectors(con, ids: list[str]) -> None:
     for i in ids:
-        con.execute("DELETE FROM chunks_vec WHERE id = ?", (i,))
+        delete_vector(con, i)
 
 
 def delete_document(con, uri: str) -> None:

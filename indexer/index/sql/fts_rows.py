@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from indexer.index import db
 
-REMOVED_KEPT = 500_000  # removals logged (about 20 bytes each); a copy older than the oldest is made again
-
 
 def varints(blob: bytes) -> list[int]:
     """SQLite's big-endian varints (7 bits a byte, the ninth byte whole), as FTS5 writes its records."""
@@ -116,35 +114,3 @@ def fts_rowids_passing(con, rowids: list[int], where: str, params) -> set[int]:
 def fts_rowids_where(con, where: str, params, limit: int) -> list[int]:
     """The rows a filter on `chunks c` (" AND ...") lets through, at most limit of them."""
     return [r for (r,) in con.execute(f"SELECT c.fts_rowid FROM chunks c WHERE 1{where} LIMIT ?", [*params, limit])]
-
-
-# ---- removals, logged by the one function that removes a chunk's full-text row ---------------------------
-
-def log_removal(con, fts_rowid: int) -> None:
-    con.execute("INSERT INTO fts_removed(fts_rowid) VALUES(?)", (fts_rowid,))
-
-
-def _has_log(con) -> bool:
-    # a file no writer of this version has opened yet has no log: nothing was removed since it was read
-    return bool(con.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts_removed'").fetchall())
-
-
-def removal_seq(con) -> int:
-    """The newest removal's number (0: none logged)."""
-    if not _has_log(con):
-        return 0
-    return con.execute("SELECT coalesce(max(seq), 0) FROM fts_removed").fetchall()[0][0]
-
-
-def removals_since(con, seq: int) -> tuple[list[int], bool]:
-    """(fts rowids removed after removal number seq, whether the log still reaches back to seq)."""
-    if not _has_log(con):
-        return [], True
-    oldest = con.execute("SELECT min(seq) FROM fts_removed").fetchall()[0][0]
-    whole = oldest is None or oldest <= seq + 1
-    return [r for (r,) in con.execute("SELECT fts_rowid FROM fts_removed WHERE seq > ? ORDER BY seq", (seq,))], whole
-
-
-def trim_removals(con, keep: int = REMOVED_KEPT) -> int:
-    con.execute("DELETE FROM fts_removed WHERE seq <= (SELECT max(seq) FROM fts_removed) - ?", (keep,))
-    return con.changes()

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from indexer.index import db
-from indexer.index.sql.fts_rows import log_removal
+from indexer.index.sql.removals import delete_vector, log_removal
 from indexer.index.sql.queries import chunks_by_ids
 from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table
 
@@ -71,7 +71,7 @@ def _delete_chunk_row(con, row: dict, with_vec: bool) -> None:
     log_removal(con, row["fts_rowid"])
     con.execute("DELETE FROM chunks WHERE id = ?", (row["id"],))
     if with_vec:
-        con.execute("DELETE FROM chunks_vec WHERE id = ?", (row["id"],))
+        delete_vector(con, row["id"])
 
 
 def insert_chunk(con, row: dict) -> None:
@@ -97,9 +97,8 @@ def delete_chunk(con, row: dict, with_vec: bool) -> None:
 
 def put_vector(con, chunk_id: str, vec) -> None:
     # vec0 has no UPSERT, and its DELETE of an id it lacks took 67 us against the INSERT's 12 (a
-    # rebuild of 6,162 chunks): look in its id map (the shadow table checks.py reads too) first
-    if db.rows(con, "SELECT 1 AS x FROM chunks_vec_rowids WHERE id = ?", (chunk_id,)):
-        con.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
+    # rebuild of 6,162 chunks): delete_vector looks in its id map (the shadow table checks.py reads too) first
+    delete_vector(con, chunk_id)
     con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (chunk_id, db.vector_blob(vec)))
 
 
@@ -109,7 +108,7 @@ def move_chunk(con, old_id: str, new_id: str, start_line: int, end_line: int, wi
                 (new_id, start_line, end_line, time.time(), old_id))
     if with_vec:
         vec = vector_for_id(con, old_id)
-        con.execute("DELETE FROM chunks_vec WHERE id = ?", (old_id,))
+        delete_vector(con, old_id)
         if vec is not None:
             put_vector(con, new_id, vec)
 

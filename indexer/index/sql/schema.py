@@ -28,8 +28,10 @@ CREATE TABLE IF NOT EXISTS chunks(
 
 CREATE INDEX IF NOT EXISTS chunks_parent_dir ON chunks(parent_dir);
 CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks(content_hash);
-CREATE TABLE IF NOT EXISTS fts_removed(  -- full-text rows removed, for copies kept beside the file (sql/fts_rows.py)
+CREATE TABLE IF NOT EXISTS fts_removed(  -- full-text rows removed, for copies kept beside the file (sql/removals.py)
   seq INTEGER PRIMARY KEY, fts_rowid INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS vec_removed(  -- vectors removed (vec0 rowids), for the same copies
+  seq INTEGER PRIMARY KEY, vec_rowid INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   content, uri, section, content='chunks', content_rowid='fts_rowid', tokenize='porter mdmem');
 """

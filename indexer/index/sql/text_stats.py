@@ -17,6 +17,11 @@ def _known(con) -> dict:
     return db.memo(con, (found[0]["block"] if found else None, con.total_changes()))
 
 
+def text_memo(con) -> dict:
+    """The per-connection memo of figures that hold while the store's text is unchanged."""
+    return _known(con)
+
+
 def chunk_count(con) -> int:
     """Chunks as the full-text index counts its rows (the number its BM25 divides by): one record read, where
     count(*) walks an index (5 ms at 1M chunks, again after every write)."""
