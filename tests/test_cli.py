@@ -157,3 +157,31 @@ def test_unloadable_model_falls_back_to_full_text_with_a_warning(demo, tmp_path)
     assert "falling back to full-text" in r.stderr
     hits = json.loads(r.stdout)["results"]
     assert hits and all("restic" in (h["content"] + h["uri"]).lower() for h in hits)
+
+
+def test_progress_off_a_terminal_is_a_line_now_and_then(capsys, monkeypatch):
+    """Under nohup or a service a long index says how far it got; a short one says nothing."""
+    from indexer.cli import common
+    monkeypatch.setattr(common.sys.stderr, "isatty", lambda: False, raising=False)
+    quiet = common.progress_bar("indexing", every=3600)
+    for i in range(1, 4):
+        quiet(i, 3)
+    assert capsys.readouterr().err == ""
+    talk = common.progress_bar("indexing", every=0)
+    talk(1000, 160_000)
+    talk(160_000, 160_000)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("indexing: 1,000 of 160,000, about") and lines[0].endswith("min left")
+    assert lines[-1] == "indexing: 160,000 of 160,000"
+
+
+def test_status_counts_agree_with_the_full_stats(demo):
+    from indexer import config
+    from indexer.index import sql
+    from indexer.memory import Memory
+    root, _args = demo
+    with Memory(cfg=config.load(home=root / "home", project=root / "project", env={})) as mem:
+        for st in mem.stores("all"):
+            light, full = sql.status_counts(st.con), sql.get_stats(st.con)
+            for key in ("documents", "chunks", "vectors", "e5_vectors", "e5_texts", "skipped", "last_indexed_at"):
+                assert light[key] == full[key], key
