@@ -12,7 +12,7 @@ import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
-from indexer.index.sql.fts_topk import B, K1
+from indexer.index.sql.fts_topk import K1
 from indexer.retrieval.word_postings import MIN_ROWS, WordPostings
 
 # a filter (space, folder, dates) that lets this many rows through or fewer masks the scores; a wider one is

@@ -7,7 +7,6 @@ import glob
 import json
 import os
 import threading
-import time
 
 import faiss
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
+from indexer.retrieval.kept_job import KeptJob
 from indexer.retrieval.shortlist import Shortlist, unit as _unit
 
 EXTRA = 16  # faiss returns k + EXTRA rows: the close ones around the k-th are settled on exact cosines
@@ -65,8 +65,7 @@ class AnnVectors:
         self._file = path + ".ann"
         self._lock = threading.Lock()
         self._own: object | None = None
-        self._busy = False  # a thread is reading, building or saving the lists
-        self._failed = False  # they could not be made: callers keep scanning sqlite-vec
+        self._jobs = KeptJob(path, "ann-lists", (MdmemError, RuntimeError, OSError, ValueError))
         self._generation = 0
         faiss.omp_set_num_threads(1)  # one query per call: faiss's threads would only fight the full-text leg
         self._install(None, np.zeros(0, np.int64), None, 0, [], 0)
@@ -166,29 +165,12 @@ class AnnVectors:
     # --- making, saving and reading the lists ---------------------------------------------------------------
 
     def _start(self, job) -> None:
-        """Run job in a background thread unless one runs already (the caller holds _lock)."""
-        if self._busy or self._failed:
-            return
-        self._busy = True
-
-        def run():
-            try:
-                con = db.connect(self._path, readonly=True)
-                try:
-                    job(con)
-                finally:
-                    con.close()
-            except (MdmemError, RuntimeError, OSError, ValueError):
-                self._failed = self._index is None  # lists already in memory go on answering
-            finally:
-                self._busy = False
-        threading.Thread(target=run, name="ann-lists", daemon=True).start()
+        """Run job in the background unless one runs already (the caller holds the lock)."""
+        self._jobs.start(job, lambda: self._index is None)  # a copy already in memory goes on answering
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background read, build or save (tests and benchmarks); True when the lists answer."""
-        end = None if timeout is None else time.monotonic() + timeout
-        while self._busy and (end is None or time.monotonic() < end):
-            time.sleep(0.01)
+        """Wait for a background read, build or save (tests and benchmarks); True when the copy answers."""
+        self._jobs.wait(timeout)
         return self.ready
 
     def _prepare(self, con) -> None:

@@ -11,10 +11,8 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
-import math
 import os
 import threading
-import time
 
 import numpy as np
 
@@ -23,6 +21,7 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.index.sql.fts_topk import B, K1, WEIGHTS
 from indexer.notes.textseg import stopwords
+from indexer.retrieval.kept_job import KeptJob
 
 VERSION = 2
 MIN_ROWS = 50_000  # stores from this many chunks keep their common words (below, FTS5 alone is quick)
@@ -171,8 +170,7 @@ class WordPostings:
         self._path = path
         self._file = path + ".words"
         self.lock = threading.Lock()
-        self._busy = False
-        self._failed = False
+        self._jobs = KeptJob(path, "word-postings", (MdmemError, OSError, ValueError, MemoryError))
         self._snap: Snapshot | None = None
 
     @property
@@ -339,27 +337,12 @@ class WordPostings:
     # --- making, saving and reading -----------------------------------------------------------------------
 
     def _start(self, job) -> None:
-        if self._busy or self._failed:
-            return
-        self._busy = True
-
-        def run():
-            try:
-                con = db.connect(self._path, readonly=True)
-                try:
-                    job(con)
-                finally:
-                    con.close()
-            except (MdmemError, OSError, ValueError, MemoryError):
-                self._failed = self._snap is None
-            finally:
-                self._busy = False
-        threading.Thread(target=run, name="word-postings", daemon=True).start()
+        """Run job in the background unless one runs already (the caller holds the lock)."""
+        self._jobs.start(job, lambda: self._snap is None)  # a copy already in memory goes on answering
 
     def wait(self, timeout: float | None = None) -> bool:
-        end = None if timeout is None else time.monotonic() + timeout
-        while self._busy and (end is None or time.monotonic() < end):
-            time.sleep(0.01)
+        """Wait for a background read, build or save (tests and benchmarks); True when the copy answers."""
+        self._jobs.wait(timeout)
         return self.ready
 
     def _prepare(self, con) -> None:
