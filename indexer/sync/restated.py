@@ -47,8 +47,7 @@ class RestatementFinder:
         self._mat: np.ndarray | None = None
         self._scale = np.zeros(0, dtype=np.float32)
         self._n = 0
-        self._ids: list[str] = []
-        self._uris: list[str] = []
+        self._rows = _RowNames()
         self._near: dict[str, list[tuple[float, int]]] = {}  # content hash -> (cosine, matrix row), nearest first
         self._pending: list[tuple[str, str, np.ndarray]] = []  # written in this batch, not yet in the matrix
         self._pending_mat: np.ndarray | None = None  # _pending's vectors stacked, rebuilt as it grows
@@ -180,8 +179,8 @@ class RestatementFinder:
         v = _unit(np.asarray(vec, dtype=np.float32)[None, :])[0]
         best, best_sim = None, self.threshold
         for sim, j in self._near.get(content_hash, []):  # nearest first: the first that holds wins
-            cid = self._ids[j]
-            if self._uris[j] == exclude_uri or space_of(self._uris[j]) != space or not sql.chunk_exists(self.con, cid):
+            cid, uri = self._rows.id(j), self._rows.uri(j)
+            if uri == exclude_uri or space_of(uri) != space or not sql.chunk_exists(self.con, cid):
                 continue  # its own note, or a row replaced or removed since the matrix was read
             if sim < self.threshold + MARGIN:  # too close to call in int8: ask the index
                 exact = sql.vector_for_id(self.con, cid)
@@ -233,7 +232,7 @@ class RestatementFinder:
     def _load(self, dim: int) -> None:
         self._mat = np.zeros((1024, dim), dtype=np.int8)
         self._scale = np.zeros(1024, dtype=np.float32)
-        self._ids, self._uris, self._n = [], [], 0
+        self._rows, self._n = _RowNames(), 0
         for cid, uri, vec in sql.vectors_with_uri(self.con):
             if len(vec) == dim:  # a vector of another length is verify's to report, not ours to compare
                 self._pending.append((cid, uri, vec))
@@ -260,7 +259,43 @@ class RestatementFinder:
             _unit(np.stack([w for _c, _u, w in self._pending]).astype(np.float32)))
         if self._basis is not None:
             self._project(self._n, need)
-        self._ids += [c for c, _u, _w in self._pending]
-        self._uris += [u for _c, u, _w in self._pending]
+        self._rows.extend([(c, u) for c, u, _w in self._pending])
         self._n = need
         self._pending, self._pending_mat = [], None
+
+
+class _RowNames:
+    """Each matrix row's chunk id and note, compactly: ids as 16 bytes (sha256 prefixes in hex), notes as numbers
+    into one list of uris. As Python strings they were about 150 bytes a row: 150 MB of a 1M-chunk build."""
+
+    def __init__(self):
+        self._ids = np.zeros(0, dtype="S16")
+        self._uri_of = np.zeros(0, dtype=np.int32)
+        self._n = 0
+        self._uris: list[str] = []
+        self._number: dict[str, int] = {}
+        self._odd: dict[int, str] = {}  # an id that is not 16 ASCII characters (none that mdmem makes)
+
+    def extend(self, rows: list[tuple[str, str]]) -> None:
+        need = self._n + len(rows)
+        if need > len(self._ids):
+            cap = max(need, 2 * len(self._ids), 1024)
+            self._ids = np.concatenate([self._ids[:self._n], np.zeros(cap - self._n, dtype="S16")])
+            self._uri_of = np.concatenate([self._uri_of[:self._n], np.zeros(cap - self._n, dtype=np.int32)])
+        for i, (cid, uri) in enumerate(rows, self._n):
+            if len(cid) == 16 and cid.isascii():
+                self._ids[i] = cid.encode("ascii")
+            else:
+                self._odd[i] = cid
+            number = self._number.get(uri)
+            if number is None:
+                number = self._number[uri] = len(self._uris)
+                self._uris.append(uri)
+            self._uri_of[i] = number
+        self._n = need
+
+    def id(self, row: int) -> str:
+        return self._odd.get(row) or self._ids[row].decode("ascii")
+
+    def uri(self, row: int) -> str:
+        return self._uris[int(self._uri_of[row])]

@@ -53,6 +53,11 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     known = sql.all_documents(st.con)
     # notes chunked with other settings are read again, whatever their stat says
     rechunk = sql.read_meta(st.con).get(CHUNKING_KEY) != chunking_id(cfg)
+    if rechunk and not known and not st.readonly:
+        # a first build: every note it writes is chunked this way, so a build killed part way and run again
+        # reads only the notes it had not written (at 1M chunks, re-reading the first half cost 100 s)
+        _record_chunking(st, cfg)
+        rechunk = False
     changed_since = {} if rechunk else known
     # a note skipped for its name has no uri: its message stands for it in the store's list
     notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn, (message, None, None))))
@@ -89,10 +94,14 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
         with db.transaction(st.con):
             sql.put_skipped_notes(st.con, report.left_out)
     if rechunk and not st.readonly:  # recorded last: an interrupted re-chunk starts over next time
-        with db.transaction(st.con):
-            sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})
+        _record_chunking(st, cfg)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _record_chunking(st: Store, cfg: Config) -> None:
+    with db.transaction(st.con):
+        sql.write_meta(st.con, {CHUNKING_KEY: chunking_id(cfg), "chunker": CHUNKER_VERSION})
 
 
 def chunking_id(cfg: Config) -> str:
