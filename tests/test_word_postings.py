@@ -162,3 +162,19 @@ def test_a_rebuilt_index_is_not_mistaken_for_the_kept_one(skewed):
         assert not words.refresh(st.con)  # the sample no longer matches: made again
     assert words.wait(60) and words._snap is not old
     assert _same(st.con, words) > 60
+
+
+def test_the_runs_of_one_search_share_the_scores(skewed, monkeypatch):
+    """A time-word question asks the same words inside its window, then outside: scored once, both FTS5's."""
+    st = skewed.stores("global")[0]
+    words = _made(st)
+    scored = []
+    real = text_leg._add_words
+    monkeypatch.setattr(text_leg, "_add_words", lambda *a: scored.append(1) or real(*a))
+    match = '"river" OR "stone" OR "heron"'
+    made: dict = {}
+    inside = text_leg.top_rowids(words, st.con, match, 10, " AND c.uri < ?", ["n100.md"], made)
+    outside = text_leg.top_rowids(words, st.con, match, 10, "", (), made)
+    assert len(scored) == 1
+    assert inside == fts_topk._plain(st.con, match, 10, " AND c.uri < ?", ["n100.md"])
+    assert [r for r, _s in outside] == [r for r, _s in fts_topk._plain(st.con, match, 10, "", ())]

@@ -57,7 +57,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
                 e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     for st in stores:
         if want_text:
-            pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb)
+            pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb, made)
     pool.vector = leg.vector if leg is not None else None
     for st in stores:
         if st.with_vec and leg is not None:
@@ -74,19 +74,19 @@ def _e5_of(text: str, made: dict) -> Future:
 
 
 def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: str | None,
-                  fb=None) -> tuple[str, ...]:
+                  fb=None, made: dict | None = None) -> tuple[str, ...]:
     """This store's full-text candidates; returns the feedback words used (fb = (docs, words))."""
     q = aq.q
     held = text_leg.doc_counts(st)
     found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms, held), size, under=q.under,
-                           space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st))
+                           space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st, made))
     chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
     ideal = query_match.ideal_bm25(st.con, q.text, chunks, held) if found else 1.0  # stores on one scale
     for rank, r in enumerate(found, 1):
         c = pool.add(st.name, r)
         c.bm25, c.fts_rank = r["bm25"] / ideal, rank
     if fb and fb[0] > 0 and fb[1] > 0 and found:
-        return _feedback(st, aq, found[:fb[0]], fb[1], size, pool, space, chunks)
+        return _feedback(st, aq, found[:fb[0]], fb[1], size, pool, space, chunks, made)
     return ()
 
 
@@ -111,7 +111,7 @@ def space_filter(st: Store, space: str | None) -> str | None:
 
 
 def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size: int, pool: Pool,
-              space: str | None, chunks: int) -> tuple[str, ...]:
+              space: str | None, chunks: int, made: dict | None = None) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     q = aq.q
     held = text_leg.doc_counts(st)
@@ -125,7 +125,7 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
     if not exp.words:
         return ()
     found = sql.fts_search(st.con, match_any(exp.words), size, under=q.under, space=space,
-                           since=q.since, until=q.until, ranker=text_leg.ranker(st))
+                           since=q.since, until=q.until, ranker=text_leg.ranker(st, made))
     ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks, held) if found else 1.0
     for r in found:
         pool.add(st.name, r).bm25_feedback = r["bm25"] / ideal

@@ -67,12 +67,13 @@ def warm(stores) -> None:
                 words.refresh(st.con)
 
 
-def ranker(st):
-    """fts_search's ranker for this store, or None when it keeps no common words."""
+def ranker(st, made: dict | None = None):
+    """fts_search's ranker for this store, or None when it keeps no common words. made: what the runs of one
+    search share (a time-word question asks the same words inside its window, then outside it)."""
     words = for_store(st)
     if words is None:
         return None
-    return lambda con, match, k, where, params: top_rowids(words, con, match, k, where, params)
+    return lambda con, match, k, where, params: top_rowids(words, con, match, k, where, params, made)
 
 
 def doc_counts(st):
@@ -82,7 +83,8 @@ def doc_counts(st):
     return words.doc_count if words is not None and words.ready else None
 
 
-def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", params=()) -> list | None:
+def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", params=(),
+               made: dict | None = None) -> list | None:
     """The k best (fts rowid, bm25 with bigger better), best first, ties by rowid, as FTS5 ranks them;
     None when the kept words cannot answer (not ready, no common word in the query, a narrow filter)."""
     if not words.ready:
@@ -95,6 +97,9 @@ def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", pa
     single = [_one_term(con, p) for p in phrases]
     if not any(t is not None and words.holds(t) for t in single):
         return None
+    scored = (made or {}).get(("scores", id(words), match))
+    if scored is not None and (scored[1] is None or (not where and k <= scored[1])):
+        return _best(scored[0], k, con, where, params)  # every row's whole sum, or pruned for as many or more
     with words.lock, _one_view(con):
         if not words.refresh(con):
             return None
@@ -110,7 +115,10 @@ def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", pa
                 if at.max() >= len(acc):
                     return None  # a row the copy has not seen: cannot happen inside one view, but never guess
                 acc[at] += both[:, 1]
-        _add_words(words, hot, rows, tokens, acc, None if where else k)  # a filter's k-th best is lower
+        pruned_for = None if where else k  # a filter's k-th best is lower: every row gets its whole sum
+        _add_words(words, hot, rows, tokens, acc, pruned_for)
+    if made is not None:
+        made["scores", id(words), match] = (acc, pruned_for)
     return _best(acc, k, con, where, params)
 
 
