@@ -92,10 +92,12 @@ def test_kept_words_give_fts5s_top_k(skewed, monkeypatch, prune):
     assert not prune or sum(1 for f in pruned if f > 0) > 30
 
 
-def test_kept_words_keep_a_filter(skewed, monkeypatch):
+@pytest.mark.parametrize("narrow", [5_000, 0])
+def test_kept_words_keep_a_filter(skewed, monkeypatch, narrow):
     st = skewed.stores("global")[0]
     words = _made(st)
-    # few rows let through (a time window, a small space): the scores are masked
+    monkeypatch.setattr(text_leg, "NARROW_ROWS", narrow)  # 0: never score the filter's rows alone
+    # few rows let through (a time window, a small space): scored alone, or the scores masked
     assert _same(st.con, words, " AND c.uri < ?", ["n100.md"]) > 60
     assert text_leg.top_rowids(words, st.con, '"river"', 5, " AND c.uri = ?", ["nothing.md"]) == []
     # many: the ranking is read down until k pass
@@ -119,6 +121,7 @@ def test_kept_words_follow_adds_edits_and_removals(skewed):
             (home / f"n{i:03d}.md").unlink(missing_ok=True)
         mem.index()
         assert _same(st.con, words, queries=_queries(random.Random(round_), 20)) > 20
+        assert _same(st.con, words, " AND c.uri < ?", ["n150.md"], queries=_queries(random.Random(round_), 10)) > 10
     assert words._snap is snap  # followed, not made again
     # the newest row removed and a new row given its rowid: still followed
     top = sql.fts_rowid_top(st.con)
@@ -129,6 +132,7 @@ def test_kept_words_follow_adds_edits_and_removals(skewed):
     mem.index()
     assert sql.fts_rowid_top(st.con) <= top  # given again
     assert _same(st.con, words, queries=['"river" OR "stone" OR "lantern"', '"lantern"  OR "river"']) > 0
+    assert _same(st.con, words, " AND c.uri >= ?", ["again"], queries=['"river" OR "stone"']) > 0
 
 
 def test_kept_words_are_read_back_and_caught_up(skewed):

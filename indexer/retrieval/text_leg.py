@@ -106,6 +106,10 @@ def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", pa
         hot = [t for t in single if t is not None and words.holds(t)]
         cold = [p for p, t in zip(phrases, single) if t is None or not words.holds(t)]
         rows, tokens = sql.fts_totals(con)
+        if where:
+            few = sql.fts_rowids_where(con, where, params, NARROW_ROWS + 1)
+            if len(few) <= NARROW_ROWS:  # a day, a small space: only its rows are scored
+                return _score_few(words, np.unique(np.array(few, dtype=np.intp)), hot, cold, rows, tokens, con, k)
         acc = np.zeros(words.size, dtype=np.float64)
         if cold:
             part = sql.all_scores(con, " OR ".join(cold))
@@ -120,6 +124,37 @@ def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", pa
     if made is not None:
         made["scores", id(words), match] = (acc, pruned_for)
     return _best(acc, k, con, where, params)
+
+
+NARROW_ROWS = 5_000  # a filter letting at most this many rows through scores them alone (searched for in each list)
+
+
+def _score_few(words: WordPostings, few: np.ndarray, hot: list[str], cold: list[str], rows: int, tokens: int, con,
+               k: int) -> list[tuple[int, float]]:
+    """The k best of a few given rows (sorted): each common word's count looked up in its list, the rarer
+    words' part from FTS5, the same sums as scoring every row."""
+    if not len(few) or few[-1] >= words.size:
+        return []
+    total = np.zeros(len(few), dtype=np.float64)
+    if cold:
+        part = sql.all_scores(con, " OR ".join(cold))
+        if part:
+            both = np.array(part, dtype=np.float64)
+            order = np.argsort(both[:, 0], kind="stable")
+            at_rows, shares = both[order, 0].astype(np.intp), both[order, 1]
+            at = np.searchsorted(at_rows, few)
+            hit = at < len(at_rows)
+            hit[hit] = at_rows[at[hit]] == few[hit]
+            total[hit] += shares[at[hit]]
+    norm = words.norms(tokens / max(rows, 1))
+    for term in hot:
+        hit_rows = words.count(term)
+        idf = max(1e-6, math.log((rows - hit_rows + 0.5) / (hit_rows + 0.5)))
+        f = words.counts_at(term, few)
+        has = f > 0
+        total[has] += idf * ((f[has] * (K1 + 1.0)) / (f[has] + norm[few[has]]))
+    keep = total > 0
+    return _top(few[keep], np.round(total[keep], 9), k)
 
 
 PRUNE_ROWS = 50_000  # a word holding this many rows is worth a bound check first (about 1.5 ms)

@@ -311,6 +311,24 @@ class WordPostings:
                 rowids, freqs = np.concatenate([rowids, extra[0]]), np.concatenate([freqs, extra[1]])
         return rowids, freqs
 
+    def counts_at(self, term: str, rows: np.ndarray) -> np.ndarray:
+        """A common word's weighted count in each of these rows (sorted), 0 where it is absent, found by
+        bisection in its list (the caller holds `lock`)."""
+        snap = self._snap
+        listed, codes = snap.view(term)
+        f = np.zeros(len(rows), dtype=np.float64)
+        at = np.searchsorted(listed, rows)
+        hit = at < len(listed)
+        hit[hit] = listed[at[hit]] == rows[hit]
+        hit &= self._live[rows]  # the copy's words of a row removed (or given again) no longer count
+        f[hit] = snap.freqs[codes[at[hit]]]
+        if self._added:
+            for i, r in enumerate(rows.tolist()):
+                written = self._added.get(r)
+                if written is not None:
+                    f[i] = written.get(term, 0.0)
+        return f
+
     def _gone_rows(self) -> np.ndarray:
         if self._gone is None:
             present = self._snap.present
@@ -341,10 +359,14 @@ class WordPostings:
         with self.lock:
             if self._snap is None or term not in self._snap.terms:
                 return None
-            n = self._counts.get(term)
-            if n is None:
-                n = self._counts[term] = len(self.postings(term)[0])
-            return n
+            return self.count(term)
+
+    def count(self, term: str) -> int:
+        """Rows holding a common word now (the caller holds `lock`)."""
+        n = self._counts.get(term)
+        if n is None:
+            n = self._counts[term] = len(self.postings(term)[0])
+        return n
 
     # --- making, saving and reading -----------------------------------------------------------------------
 
