@@ -139,3 +139,21 @@ def test_the_answer_paragraph_is_first_not_the_checklist(make_memory):
 def test_passages_shape(texts):
     assert e5.passages(texts).shape == (len(texts), 384)
     assert e5_stage.STAGE_POOL >= 10
+
+
+def test_a_question_runs_the_engine_on_one_thread():
+    import threading
+    m = e5.load("query")
+    assert m is not None, e5.load_error()
+    seen = []
+
+    def ask():
+        vec = e5.query("我女儿喜欢什么？")
+        seen.append((len(vec), m._lib.omp_get_max_threads()))
+
+    t = threading.Thread(target=ask)
+    t.start()
+    t.join(60)
+    # a new thread starts at OpenMP's default (every core); one thread was faster alone and twice as fast beside
+    # the other legs of a hybrid search
+    assert seen == [(384, 1)]

@@ -163,3 +163,46 @@ def test_a_matrix_is_read_apart_at_start_and_searches_scan_meanwhile(store, keep
     vector_matrix.warm([st])
     assert vector_matrix.ready(st, 60)
     assert matrix.rows == 3001 and {c for c, _s in matrix.search(st.con, centres[1], 10)} == set(_exact(st, centres[1], 10))
+
+
+@pytest.mark.parametrize("kind", ["lists", "matrix"])
+def test_a_wide_filter_reads_the_kept_copy_down_until_enough_pass(store, keep, usem3, monkeypatch, kind):
+    from indexer.retrieval import vector_leg
+    mem, st, centres, rng = store
+    if kind == "matrix":
+        monkeypatch.setattr(vector_matrix, "ANN_ROWS", 10**9)
+    monkeypatch.setattr(vector_leg, "FILTERED_ROWS", 100)  # pad/0xx: 1,000 rows pass, a third of the store
+    kept = vector_matrix.for_index(st.index_path, st.con)
+    assert isinstance(kept, vector_ann.AnnVectors) == (kind == "lists")
+    vector_matrix.refreshed(st)
+    assert kept.wait(60) if kind == "lists" else vector_matrix.ready(st)
+    exact_scan = sql.vector_search
+    monkeypatch.setattr(sql, "vector_search", lambda *a, **k: pytest.fail("a wide filter joined sqlite-vec"))
+    for text in ("padding text", "pad note seven", "something else entirely"):
+        hits = mem.search(text, mode="vector", limit=10, under=["pad/0"], bump=False)
+        assert len(hits) == 10 and all(h.uri.startswith("pad/0") for h in hits)
+        qvec = usem3.embed_query(text)
+        # the copy's own ranking of the whole store, read far down: its first ten that pass
+        down = [cid for cid, _s in kept.search(st.con, qvec, 3000) if cid in sql.ids_passing(st.con, [cid], ["pad/0"])]
+        assert len({h.id for h in hits} & set(down[:10])) >= 9, (text, kind)
+        exact = [r["id"] for r in exact_scan(st.con, qvec, 10, under=["pad/0"])]
+        assert len({h.id for h in hits} & set(exact)) >= 7, (text, kind)  # these texts lie far from every row
+
+
+def test_a_search_from_another_thread_runs_faiss_on_one_thread(store, keep):
+    import threading
+
+    import faiss
+    mem, st, centres, _rng = store
+    lists = _ready(st)
+    seen = []
+
+    def search():
+        lists.search(st.con, centres[1], 10)
+        lists.cosines(st.con, centres[1], [h for h, _s in lists.search(st.con, centres[2], 5)])
+        seen.append(faiss.omp_get_max_threads())
+
+    t = threading.Thread(target=search)
+    t.start()
+    t.join(60)
+    assert seen == [1]  # OpenMP's default team in a new thread made 400 reconstructions cost 19 ms, not 0.7

@@ -230,18 +230,20 @@ BLOCK = 64
 
 
 def _kth_floor(acc: np.ndarray, k: int) -> float:
-    """At most the k-th best value of acc: the k-th best of its blocks' maxima (each is a row's value). 0 when
-    fewer than k blocks score."""
+    """At most the k-th best value of acc: the k-th best of the maxima of BLOCK-row groups (each is a row's
+    value, so k of them are k rows). A group is every (len/BLOCK)-th row, not a run of neighbours: the maxima
+    are then one elementwise pass over BLOCK long vectors, 0.27 ms at 1M rows against 1.1 ms for 64-row runs.
+    0 when fewer than k groups score."""
     whole = len(acc) - len(acc) % BLOCK
-    peaks = np.concatenate([acc[:whole].reshape(-1, BLOCK).max(axis=1), acc[whole:]])
+    peaks = np.concatenate([np.maximum.reduce(acc[:whole].reshape(BLOCK, -1), axis=0), acc[whole:]])
     peaks = peaks[peaks > 0]
     return float(np.partition(peaks, len(peaks) - k)[len(peaks) - k]) if len(peaks) > k else 0.0
 
 
 def _above(acc: np.ndarray, k: int) -> np.ndarray:
-    """The rows that can be among the k best: at least the k-th best of the blocks' maxima (a lower bound of
+    """The rows that can be among the k best: at least the k-th best of the groups' maxima (a lower bound of
     the k-th best row, as they are rows too), less the rounding the ranking compares at. Partitioning every
-    scored row took 5-7 ms at 1M; the blocks' maxima are 1/64 of them."""
+    scored row took 5-7 ms at 1M; the groups' maxima are 1/64 of them."""
     floor = _kth_floor(acc, k)
     return np.flatnonzero(acc >= max(floor - 1e-9, np.finfo(np.float64).tiny))
 

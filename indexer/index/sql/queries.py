@@ -106,6 +106,18 @@ def ids_where(con, limit: int, parent_dirs=None, under=None, space=None, since=N
     return [r for (r,) in con.execute("SELECT c.id FROM chunks c WHERE 1" + where + " LIMIT ?", [*params, limit])]
 
 
+def ids_passing(con, ids: list[str], under=None, space=None, since=None, until=None) -> set[str]:
+    """Those of the chunk ids that a search's filters let through."""
+    where, params = _filter_sql(None, under, since, until)
+    where, params = with_space(where, params, space)
+    out: set[str] = set()
+    for i in range(0, len(ids), 500):
+        part = list(ids[i:i + 500])
+        out.update(r for (r,) in con.execute("SELECT c.id FROM chunks c WHERE c.id IN (" + ",".join("?" * len(part))
+                                             + ")" + where, [*part, *params]))
+    return out
+
+
 KNN_MAX = 4096  # the largest k sqlite-vec answers
 
 
