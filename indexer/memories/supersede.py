@@ -3,12 +3,10 @@ it below the current one, and `history` reads the chain back from the Markdown a
 
 from __future__ import annotations
 
-import re
 from datetime import date
 
 from indexer.errors import MdmemError
 from indexer.index import sql
-from indexer.models import Hit
 from indexer.notes.append import strip_item
 from indexer.notes.spaces import in_space
 from indexer.notes.textseg import query_terms

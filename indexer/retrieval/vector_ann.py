@@ -335,15 +335,17 @@ class AnnVectors:
             own = self._own
         return self.finish(own, found)
 
-    def cosines(self, con, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
-        """Cosine of the query with each of these chunks, from their 8-bit codes (exact from vec0 when not ready)."""
+    def cosines(self, con, qvec: np.ndarray, ids: list[str], refresh: bool = True,
+                rowids: dict[str, int] | None = None) -> dict[str, float]:
+        """Cosine of the query with each of these chunks, from their 8-bit codes (exact from vec0 when not ready);
+        rowids: each id's vec0 rowid when the caller read them already."""
         with self._lock:
             if refresh:
                 self.refresh(con)
             q = _unit(qvec)
             if self._index is None:
                 return {cid: float(_unit(v) @ q) for cid, v in sql.vectors_for_ids(con, ids).items()}
-            found = sql.rowids_for_ids(con, ids)
+            found = rowids if rowids is not None else sql.rowids_for_ids(con, ids)
             _one_thread()
             try:  # one call for all of them (a filtered search asks for thousands)
                 codes = self._index.reconstruct_batch(np.fromiter(found.values(), dtype=np.int64, count=len(found)))

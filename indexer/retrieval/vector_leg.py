@@ -76,9 +76,10 @@ class VectorLeg:
             return vector_matrix.rows_of(st, nearest), True
         kept = vector_matrix.refreshed(st)
         if kept is not None:
-            ids = sql.ids_where(st.con, FILTERED_ROWS + 1, under=q.under, space=space, since=q.since, until=q.until)
-            if len(ids) <= FILTERED_ROWS:
-                sims = kept.cosines(st.con, qvec, ids, refresh=False)
+            found = sql.vec_rowids_where(st.con, FILTERED_ROWS + 1, under=q.under, space=space, since=q.since,
+                                         until=q.until)
+            if len(found) <= FILTERED_ROWS:
+                sims = kept.cosines(st.con, qvec, list(found), refresh=False, rowids=found)
                 best = sorted(sims.items(), key=lambda p: (-p[1], p[0]))[:self._pool]
             else:
                 best = self._nearest_passing(st, kept, qvec, q, space)

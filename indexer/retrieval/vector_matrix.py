@@ -143,9 +143,11 @@ class VectorMatrix:
             if exact is not None and len(exact) == len(q):
                 sims[i] = float(_unit(exact) @ q)
 
-    def cosines(self, con, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
+    def cosines(self, con, qvec: np.ndarray, ids: list[str], refresh: bool = True,
+                rowids: dict | None = None) -> dict[str, float]:
         """Cosine of the query with each of these chunks that has a vector (refresh=False: the caller
-        has just searched this matrix, and its answers stay on one view of the store)."""
+        has just searched this matrix, and its answers stay on one view of the store; rowids: unused,
+        the matrix finds its rows by id)."""
         with self._lock:
             if refresh:
                 self.refresh(con)

