@@ -111,3 +111,22 @@ def test_http_search_takes_now(server):
     assert status == 200 and found["results"][0]["memory"].endswith("和王磊去西湖边骑车")
     assert later["results"][0]["memory"].endswith("周一开会讨论预算")  # a week later, last week is 11-23..29
     assert bad_status == 400 and "2026-11-25" in json.dumps(bad, ensure_ascii=False)
+
+
+def test_a_window_with_nothing_dated_in_it_is_not_searched(make_memory, monkeypatch):
+    from indexer.retrieval import search as search_mod
+    mem = make_memory(JOURNAL)
+    runs = []
+    real = search_mod.collect
+    monkeypatch.setattr(search_mod, "collect", lambda stores, emb, cfg, aq, made=None: runs.append(aq.q) or real(
+        stores, emb, cfg, aq, made))
+    hits = mem.search("2024年我去西湖骑车了吗", now=NOW, explain=True)
+    # nothing is dated 2024: one run, on the whole question (its year may be the memory's own words)
+    assert [(r.text, r.since) for r in runs] == [("2024年我去西湖骑车了吗", None)]
+    assert hits[0].date == "2026-11-18" and hits[0].explain["in_window"] is False
+    off = make_memory(JOURNAL, time_window="off").search("2024年我去西湖骑车了吗", now=NOW)
+    assert [h.id for h in hits] == [h.id for h in off]
+    runs.clear()
+    mem.search("2026年我去西湖骑车了吗", now=NOW)
+    # memories dated in the window: searched inside it, then outside (the default lifts the window's)
+    assert [(r.text, r.since) for r in runs] == [("我去西湖骑车了吗", "2026-01-01"), ("我去西湖骑车了吗", None)]

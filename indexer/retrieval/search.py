@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from indexer.config import Config
+from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import Hit
 from indexer.retrieval import e5_stage
@@ -36,7 +37,9 @@ def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window) 
     """search() with the window of the query's time words applied and superseded values put below the
     current ones; the signals shown when the query asks to explain."""
     made: dict = {}  # a query naming a time runs twice (inside the window and out) on one text: embedded once
-    hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg))
+    hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg,
+                                               lambda since, until: any(sql.any_dated(st.con, since, until)
+                                                                        for st in stores)))
     return [dataclasses.replace(h, explain=dict(h.signals)) for h in hits] if q.explain else hits
 
 
