@@ -40,6 +40,15 @@ def test_under_filters_by_uri_prefix_and_is_repeatable(mem):
     hits = mem.search("WAL 咖啡 birthday 数据库", under=["journal/", "agent/"], mode="vector")
     assert hits and {h.uri.split("/")[0] for h in hits} <= {"journal", "agent"}
     assert mem.search("birthday", under=["nothing/"]) == []
+    assert mem.search("WAL 咖啡 birthday 数据库", under=["User/People/"]) == []  # a prefix is matched as written
+
+
+def test_under_reads_the_folders_rows_by_the_uri_index(mem):
+    from indexer.index.sql.queries import _filter_sql
+    con = mem.stores("global")[0].con
+    where, params = _filter_sql(under=["user/", "agent/"])
+    plan = " ".join(str(r) for r in con.execute("EXPLAIN QUERY PLAN SELECT c.id FROM chunks c WHERE 1" + where, params))
+    assert "chunks_uri" in plan and "SCAN c" not in plan, plan  # a LIKE scanned every row: 0.4 s at 1M chunks
 
 
 def test_min_score_and_limit(mem):

@@ -76,9 +76,11 @@ class VectorLeg:
             return vector_matrix.rows_of(st, nearest), True
         kept = vector_matrix.refreshed(st)
         if kept is not None:
-            found = sql.vec_rowids_where(st.con, FILTERED_ROWS + 1, under=q.under, space=space, since=q.since,
-                                         until=q.until)
-            if len(found) <= FILTERED_ROWS:
+            filters = dict(under=q.under, space=space, since=q.since, until=q.until)
+            # counted first on the filters' indexes: joining each row to its vector's rowid costs 3.4 us a row,
+            # 170 ms for a wide filter's first 50,000 rows that the wide path does not need
+            if sql.count_where(st.con, FILTERED_ROWS + 1, **filters) <= FILTERED_ROWS:
+                found = sql.vec_rowids_where(st.con, FILTERED_ROWS + 1, **filters)
                 sims = kept.cosines(st.con, qvec, list(found), refresh=False, rowids=found)
                 best = sorted(sims.items(), key=lambda p: (-p[1], p[0]))[:self._pool]
             else:

@@ -17,11 +17,13 @@ def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[s
         clauses.append("c.parent_dir IN (" + ", ".join("?" for _ in parent_dirs) + ")")
         params.extend(parent_dirs)
     if under:
+        # a range per prefix, as spaces: the uri index reads only the folder's rows (LIKE scanned every row, 0.4 s
+        # at 1M), the prefix is matched as written (LIKE folded ASCII case) and needs no escaping
         ors = []
         for prefix in under:
-            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            ors.append("c.uri LIKE ? ESCAPE '\\'")
-            params.append(escaped + "%")
+            past = _prefix_range(prefix)
+            ors.append("(c.uri >= ? AND c.uri < ?)" if past is not None else "c.uri >= ?")
+            params.extend([prefix, past] if past is not None else [prefix])
         clauses.append("(" + " OR ".join(ors) + ")")
     if since:  # a memory's own day (ISO text compares in time order)
         clauses.append("c.memory_date >= ?")
@@ -30,6 +32,12 @@ def _filter_sql(parent_dirs=None, under=None, since=None, until=None) -> tuple[s
         clauses.append("c.memory_date < ?")
         params.append(until)
     return (" AND " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _prefix_range(prefix: str) -> str | None:
+    """The first string past every string that starts with prefix (None: no string is past them)."""
+    head = prefix.rstrip(chr(0x10FFFF))
+    return head[:-1] + chr(ord(head[-1]) + 1) if head else None
 
 
 def space_bounds(space: str) -> tuple[str, str]:
@@ -103,6 +111,14 @@ def any_dated(con, since: str, until: str) -> bool:
     """Whether any memory is dated in [since, until) (ISO days): one probe of the memory_date index."""
     return bool(con.execute("SELECT 1 FROM chunks WHERE memory_date >= ? AND memory_date < ? LIMIT 1",
                             (since, until)).fetchall())
+
+
+def count_where(con, cap: int, under=None, space=None, since=None, until=None) -> int:
+    """How many chunks a search's filters let through, counted up to cap (the filters' indexes alone)."""
+    where, params = _filter_sql(None, under, since, until)
+    where, params = with_space(where, params, space)
+    return con.execute("SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE 1" + where + " LIMIT ?)",
+                       [*params, cap]).fetchall()[0][0]
 
 
 def vec_rowids_where(con, limit: int, under=None, space=None, since=None, until=None) -> dict[str, int]:
