@@ -55,10 +55,11 @@ def test_kill_minus_9_during_index_and_rebuild_never_leaves_an_inconsistent_inde
     # untimed first: the first command of a session writes the model's unpacked copy and is slower
     subprocess.run(chaos.mdmem_cmd(corpus, "usem3", "index"), env=env, capture_output=True, check=True)
     for kind in kinds[:3]:
-        chaos.mutate(corpus, rng, k=25)
-        t0 = time.monotonic()
-        subprocess.run(chaos.mdmem_cmd(corpus, "usem3", *kind.split()), env=env, capture_output=True, check=True)
-        took[kind] = time.monotonic() - t0
+        for _ in range(2):  # the faster of two: one slow timing put kill points past the end of later runs (19 of 24)
+            chaos.mutate(corpus, rng, k=25)
+            t0 = time.monotonic()
+            subprocess.run(chaos.mdmem_cmd(corpus, "usem3", *kind.split()), env=env, capture_output=True, check=True)
+            took[kind] = min(took.get(kind, float("inf")), time.monotonic() - t0)
     took["serve"] = 2.5  # never exits by itself
     killed, bad = 0, []
     for n in range(KILL_POINTS):
