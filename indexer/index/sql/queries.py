@@ -107,6 +107,12 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     return db.rows(con, sql, [blob, k])
 
 
+def _search_filters(under, space, since, until) -> tuple[str, list]:
+    """A search's filters on `chunks c` (" AND ..."), as every leg applies them."""
+    where, params = _filter_sql(None, under, since, until)
+    return with_space(where, params, space)
+
+
 def any_dated(con, since: str, until: str) -> bool:
     """Whether any memory is dated in [since, until) (ISO days): one probe of the memory_date index."""
     return bool(con.execute("SELECT 1 FROM chunks WHERE memory_date >= ? AND memory_date < ? LIMIT 1",
@@ -115,8 +121,7 @@ def any_dated(con, since: str, until: str) -> bool:
 
 def count_where(con, cap: int, under=None, space=None, since=None, until=None) -> int:
     """How many chunks a search's filters let through, counted up to cap (the filters' indexes alone)."""
-    where, params = _filter_sql(None, under, since, until)
-    where, params = with_space(where, params, space)
+    where, params = _search_filters(under, space, since, until)
     return con.execute("SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE 1" + where + " LIMIT ?)",
                        [*params, cap]).fetchall()[0][0]
 
@@ -126,16 +131,14 @@ def vec_rowids_where(con, limit: int, under=None, space=None, since=None, until=
     of them: one join (1,361 rows of a time window at 1M: 4.6 ms, against 13 ms for the ids, then their rowids)."""
     if not has_vec_table(con):
         return {}
-    where, params = _filter_sql(None, under, since, until)
-    where, params = with_space(where, params, space)
+    where, params = _search_filters(under, space, since, until)
     return dict(con.execute("SELECT c.id, v.rowid FROM chunks c JOIN chunks_vec_rowids v ON v.id = c.id WHERE 1"
                             + where + " LIMIT ?", [*params, limit]).fetchall())
 
 
 def ids_passing(con, ids: list[str], under=None, space=None, since=None, until=None) -> set[str]:
     """Those of the chunk ids that a search's filters let through."""
-    where, params = _filter_sql(None, under, since, until)
-    where, params = with_space(where, params, space)
+    where, params = _search_filters(under, space, since, until)
     out: set[str] = set()
     for i in range(0, len(ids), 500):
         part = list(ids[i:i + 500])
