@@ -143,6 +143,12 @@ def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
     assert frog not in found and matrix.rows == sql.vector_signature(st.con)[1]
 
 
+def test_a_new_store_keeps_256_vectors_a_blob(store):
+    mem, st = store  # 1,201 vectors: five blobs (vec0's default would make two of 1,024)
+    assert st.con.execute("SELECT count(*) FROM chunks_vec_chunks").fetchall() == [(5,)]
+    assert sql.vector_signature(st.con)[1] == 1201
+
+
 def test_the_signature_counts_vectors_through_writes_removals_and_a_rollback(store, usem3):
     mem, st = store
 

@@ -96,8 +96,8 @@ def delete_chunk_rows(con, uri: str) -> int:
 # ---- the in-memory vector matrix's view of sqlite-vec ---------------------------------------
 # vec0 keeps id -> rowid in its shadow table chunks_vec_rowids; rowids are AUTOINCREMENT, so a
 # row written after another always has a larger one, and (largest rowid, count) changes with any write.
-# vec0 stores vectors 1,024 to a chunk, with a bit per slot that says it holds a live one: counting
-# those bits reads a hundred small rows at 100k vectors, where count(*) reads every rowid.
+# vec0 stores vectors 256 (1,024 before) to a chunk, with a bit per slot that says it holds a live one: counting
+# those bits reads a few hundred small rows at 100k vectors, where count(*) reads every rowid.
 
 def vector_signature(con) -> tuple:
     """What changes with any write of vectors: (largest rowid ever given, count, (rowid, id) of the first and

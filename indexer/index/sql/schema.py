@@ -88,9 +88,19 @@ def has_vec_table(con) -> bool:
     return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks_vec'"))
 
 
+# vec0 keeps this many vectors in one blob, and reads or writes one by walking the blob's page chain up to it.
+# Its default, 1,024 (2 MB blobs at 512-d), against 256 at 1M random vectors (bench/vec_chunks.py): a vector
+# read by id 0.254 -> 0.089 ms, every vector with its rowid (building the kept copies) 35.3 -> 5.5 s, an insert
+# 30.6 -> 23.8 us; sqlite-vec's own scan (a search with no kept copy: the daemon starting, a CLI alone)
+# 833 -> 885 ms; the file's size the same. Smaller chunks mean more validity rows for sql.vector_signature
+# to count (3,907 at 1M; 128 would halve the reads again for twice the rows). Stores made before keep 1,024
+# until `mdmem rebuild`.
+VEC_CHUNK = 256
+
+
 def create_vec_table(con, dim: int) -> None:
     con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-                f"id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)")
+                f"id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})")
 
 
 def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokenizer: str) -> list[str]:
