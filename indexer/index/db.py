@@ -72,8 +72,8 @@ def connect(path: Path | str, readonly: bool = False, warn=None) -> Connection:
         if not con.readonly("main"):
             _use_wal(con)
             con.execute("PRAGMA synchronous=NORMAL")
-            # vec0 keeps 1,024 vectors in one 2 MB blob and writes each new one by walking the blob's
-            # page chain: with SQLite's 2 MB default cache that chain is read again for every vector
+            # vec0 writes each new vector by walking its blob's page chain (2 MB in stores made with 1,024
+            # vectors a blob, 512 KB with 256): with SQLite's 2 MB default cache the chain is read again each time
             con.execute(f"PRAGMA cache_size={-WRITER_CACHE_KB}")
     except BaseException:
         con.close()
