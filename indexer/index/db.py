@@ -339,13 +339,15 @@ def backup_into(dest: Connection, source: Connection) -> None:
 MEMO_LIMIT = 50_000
 
 
-def memo(con: Connection, version) -> dict:
+def memo(con: Connection, version, slot: str = "text") -> dict:
     """A dict kept on the connection while `version` stays the same (the caller's name for the state
-    of what it caches); a new version starts an empty one."""
-    kept = getattr(con, "memo_state", None)
+    of what it caches); a new version starts an empty one. Each slot keeps its own."""
+    slots = getattr(con, "memo_state", None)
+    if slots is None:
+        slots = con.memo_state = {}
+    kept = slots.get(slot)
     if kept is None or kept[0] != version or len(kept[1]) > MEMO_LIMIT:
-        kept = (version, {})
-        con.memo_state = kept
+        kept = slots[slot] = (version, {})
     return kept[1]
 
 

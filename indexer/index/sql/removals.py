@@ -28,16 +28,12 @@ def _has_log(con, table: str) -> bool:
     return bool(con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchall())
 
 
-def has_removal_log(con, kind: str = "fts") -> bool:
-    """Whether this file logs removals of the kind (a writer of this version has opened it)."""
-    return _has_log(con, _LOGS[kind][0])
-
-
-def removal_seq(con, kind: str = "fts") -> int:
-    """The newest removal's number (0: none logged); kind "fts" or "vec"."""
+def removal_seq(con, kind: str = "fts", unlogged=0):
+    """The newest removal's number (0: none logged); kind "fts" or "vec"; `unlogged` for a file that keeps no
+    log (no writer of this version has opened it: removals go unnumbered)."""
     table, _col = _LOGS[kind]
     if not _has_log(con, table):
-        return 0
+        return unlogged
     return con.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchall()[0][0]
 
 
