@@ -88,8 +88,13 @@ def find_project(start: Path) -> Path | None:
     """The nearest ancestor of start (itself included) that has a .mdmem folder."""
     start = start.resolve()
     for d in (start, *start.parents):
-        if (d / ".mdmem").is_dir():
-            return d / ".mdmem"
+        try:
+            if (d / ".mdmem").is_dir():
+                return d / ".mdmem"
+        except OSError:
+            # a folder this user may not look into (a command run by another user, from a folder it may not
+            # read): no project there it could open; the walk goes on instead of failing the command
+            continue
     return None
 
 

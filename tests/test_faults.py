@@ -50,7 +50,7 @@ def mdmem(home: Path, *args, file_size_limit: int | None = None, user: int | Non
                           text=True, env=env, timeout=300, preexec_fn=limit, cwd=str(home))
 
 
-def as_user(uid: int, home: Path, *args) -> subprocess.CompletedProcess:
+def as_user(uid: int | None, home: Path, *args, cwd: Path | None = None, lock: Path | None = None) -> subprocess.CompletedProcess:
     """The command line in a forked child that became another user (the interpreter itself may live
     where that user cannot read, so the child is forked with everything it needs already imported)."""
     import indexer.cli.main as cli_main
@@ -65,9 +65,14 @@ def as_user(uid: int, home: Path, *args) -> subprocess.CompletedProcess:
             os.dup2(err.fileno(), 2)
             sys.stdout = open(1, "w", closefd=False)  # the test runner had replaced both with its capture
             sys.stderr = open(2, "w", closefd=False)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
+            if cwd is not None:
+                os.chdir(cwd)
+                if lock is not None:
+                    os.chmod(lock, 0)  # after the chdir: the child runs in a folder it may no longer look into
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
             sys.argv = ["mdmem", "--home", str(home), *args]
             cli_main.main()
             code = 0
@@ -212,6 +217,17 @@ def foreign_copy(home):
     for p in [copy, *copy.rglob("*")]:
         os.chmod(p, 0o755)
     shutil.rmtree(base)
+
+
+def test_a_command_run_inside_a_folder_this_user_may_not_look_into_still_answers(foreign_copy, tmp_path):
+    store, user = foreign_copy
+    locked = tmp_path / "locked"
+    (locked / "inner").mkdir(parents=True)
+    try:
+        r = as_user(user, store, "search", "walrus", cwd=locked / "inner", lock=locked)
+    finally:
+        os.chmod(locked, 0o755)
+    assert r.returncode == 0 and "user/animals.md" in r.stdout and "Traceback" not in r.stderr, r.stderr
 
 
 def test_a_store_this_user_cannot_write_still_answers_and_writes_say_permission_denied(foreign_copy):
