@@ -7,6 +7,7 @@ from pathlib import Path
 
 from indexer.config import Config
 from indexer.errors import ConfigError
+from indexer.private_files import make_private_dirs
 
 
 class MissingStoreError(ConfigError):
@@ -34,7 +35,7 @@ def check_roots(cfg: Config, explicit_home: bool, explicit_project: bool, create
             if served is not None and served(cfg):
                 continue
             raise MissingStoreError(_missing_message(kind, root))
-        root.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(root)
         made.append(root)
         if not explicit and notice is not None:
             notice(f"created the global store {_short(root)} (first run); notes you add live there")

@@ -27,7 +27,7 @@ def serving(base: Path, *extra: str):
     `serve` options."""
     home, run = base / "home", base / "run"
     run.mkdir()
-    home.mkdir()
+    home.mkdir(exist_ok=True)  # a store made beforehand (`mdmem init`) is served as it is
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
     log = base / "serve.log"  # a file, not a pipe: a pipe nobody reads fills up and stops the daemon mid-write

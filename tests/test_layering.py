@@ -9,12 +9,13 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "indexer"
 
 # A module's layer is its sub-package, or its own name at the top. A layer may import itself and these.
-BASE = {"indexer.errors", "indexer.models", "indexer.config", "indexer.validation"}
+BASE = {"indexer.errors", "indexer.models", "indexer.config", "indexer.validation", "indexer.private_files"}
 ALLOWED = {
     "indexer.errors": set(),
     "indexer.models": set(),
     "indexer.config": {"indexer.errors"},
     "indexer.log": set(),
+    "indexer.private_files": set(),
     "indexer.roots": BASE,
     "indexer.validation": {"indexer.errors", "indexer.config", "indexer.models"},
     "indexer.protocol": BASE,

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from indexer.errors import ConfigError, MdmemError
+from indexer.private_files import make_private_dirs
 
 TOKEN_FILE = ".http-token"  # in the global store's root; a dot name, never taken for a note
 MAX_BODY = 1024 * 1024  # one request of memories; a 10 MB body is refused unread
@@ -86,7 +87,7 @@ def token_path(home: Path) -> Path:
 def load_token(home: Path) -> str:
     """The bearer token, created (0600, random) on first use; a copy others can read is made private again."""
     path = token_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

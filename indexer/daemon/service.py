@@ -17,6 +17,7 @@ from indexer.daemon.lending import OWN, Lender
 from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
+from indexer.private_files import make_private_dirs, open_private
 from indexer.index import sql
 from indexer.index.stores import identity, store_roots
 from indexer.daemon.jobs import Job, Reply
@@ -33,8 +34,8 @@ class StoreLock:
         self._fd = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        make_private_dirs(self.path.parent)
+        fd = open_private(self.path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

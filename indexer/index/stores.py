@@ -14,6 +14,7 @@ from indexer.index.released_rows import Released
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
 from indexer.errors import for_os_error
+from indexer.private_files import make_private_dirs
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.textseg import TOKENIZER_VERSION
 
@@ -77,7 +78,7 @@ def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
     root = Path(root)
     if not read_only and not root.is_dir():
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(root)
         except OSError as exc:
             raise for_os_error(exc, root) from exc
     con = db.connect(index_path or root / "index.db", readonly=read_only, warn=warn)

@@ -21,6 +21,7 @@ from indexer.notes.names import GLOBAL_TYPES, MEMORY_TYPES
 from indexer.notes.scanner import NoteFilter
 from indexer.notes.spaces import in_space, space_name, space_of, space_uri
 from indexer.notes.typed_notes import note_of_type
+from indexer.private_files import make_private_dirs, open_private
 
 try:
     import fcntl
@@ -296,12 +297,7 @@ def _exchange(a: Path, b: Path) -> bool:
 def _make_folders(folder: Path) -> None:
     """Create the note's missing folders, each recorded in its parent, so an acknowledged memory's path
     survives a crash as its text does."""
-    missing = []
-    while not folder.is_dir() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    for new in reversed(missing):
-        new.mkdir(exist_ok=True)
+    for new in make_private_dirs(folder):
         _fsync_dir(new.parent)
 
 
@@ -321,9 +317,9 @@ def note_lock(target: Target):
         yield
         return
     folder = target.root / ".locks"
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(folder)
     name = hashlib.sha256(target.uri.encode()).hexdigest()[:16] + ".lock"
-    with open(folder / name, "a+b") as f:
+    with os.fdopen(open_private(folder / name, os.O_RDWR), "r+b") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield

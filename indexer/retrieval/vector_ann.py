@@ -14,6 +14,7 @@ import numpy as np
 from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
+from indexer.private_files import create_private
 from indexer.retrieval.kept_job import KeptJob
 from indexer.retrieval.shortlist import Shortlist, unit as _unit
 
@@ -251,14 +252,14 @@ class AnnVectors:
             index, rowids, sig, sample, trained = self._index, self._rowids.copy(), self._sig, self._sample, self._trained
             vseq = self._vseq
             tmp = f"{self._file}.{os.getpid()}.tmp"
+            create_private(tmp)  # codes of private memories: the index file's own mode, from the first byte
             faiss.write_index(index, tmp)  # under the lock: a refresh would change the lists being written
             self._changed = 0
         meta = {"version": VERSION, "sig": list(sig[:2]), "trained": trained, "bytes": os.path.getsize(tmp),
                 "sample": sample, "vseq": vseq}
         side = f"{self._file}.{os.getpid()}.npz"
+        create_private(side)
         np.savez(side, rowids=rowids, meta=np.array(json.dumps(meta)))
-        for done in (tmp, side):
-            os.chmod(done, 0o600)  # codes of private memories: the index file's own mode
         os.replace(tmp, self._file)
         os.replace(side, self._file + ".npz")
 

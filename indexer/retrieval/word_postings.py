@@ -21,6 +21,7 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.index.sql.fts_topk import B, K1, WEIGHTS
 from indexer.notes.textseg import stopwords
+from indexer.private_files import create_private
 from indexer.retrieval.kept_job import KeptJob
 
 VERSION = 2
@@ -81,6 +82,8 @@ def make(con, path: str) -> Snapshot:
         with contextlib.suppress(OSError):
             os.remove(left)  # a write cut short by a kill
     tmp, side = f"{path}.{os.getpid()}.tmp", f"{path}.{os.getpid()}.side.tmp"
+    for part in (tmp, side):
+        create_private(part)  # words of private notes: the index file's own mode, from the first byte
     skip = _never_asked(con)
     with db.read_snapshot(con):
         rows, _tokens = sql.fts_totals(con)
@@ -134,8 +137,6 @@ def make(con, path: str) -> Snapshot:
                  fmax=np.array([peaks[t][0] for t in names], dtype=np.float64),
                  dmin=np.array([peaks[t][1] for t in names], dtype=np.int64),
                  lengths=lengths, present=present)
-    for done in (tmp, side):
-        os.chmod(done, 0o600)  # words of private notes: the index file's own mode
     os.replace(tmp, path)
     os.replace(side, path + ".npz")
     snap = read(path)

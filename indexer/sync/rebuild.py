@@ -14,6 +14,7 @@ from indexer.errors import (AccessDeniedError, CorruptIndexError, DiskFullError,
                             StoreError)
 from indexer.index.stores import Store, open_store
 from indexer.models import SyncReport
+from indexer.private_files import make_private_dirs
 from indexer.sync import e5_vectors
 from indexer.sync.store_sync import sync_store
 
@@ -26,7 +27,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
     model (unless no_cache), and access / reinforcement counters are carried over.
     """
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(root)
     live_path = root / "index.db"
     shadow_path = root / f"index.db.rebuild-{os.getpid()}"
     _remove_stale_shadows(root)
