@@ -42,6 +42,19 @@ def check_roots(cfg: Config, explicit_home: bool, explicit_project: bool, create
     return made
 
 
+def check_named_for_client(flag, create: bool, env=None) -> None:
+    """A server a client starts (`mdmem mcp`) serves a store named on purpose, or the one that exists already.
+
+    MCP clients start the server with a few environment variables (HOME, PATH, ...): an MDMEM_HOME exported in
+    the user's shell never arrives, and a fresh ~/.mdmem answered every search with nothing.
+    """
+    if create or explicit(flag, "MDMEM_HOME", env) or Path("~/.mdmem").expanduser().is_dir():
+        return
+    raise MissingStoreError("no store named and no ~/.mdmem: name the store in the MCP client's config, "
+                            '"args": ["--home", "/path/to/store", "mcp"] or "env": {"MDMEM_HOME": "/path/to/store"} '
+                            "(clients pass only a few environment variables, so an exported MDMEM_HOME never arrives)")
+
+
 def explicit(flag, env_name: str, env=None) -> bool:
     """A root counts as explicit when a flag or an MDMEM_* variable named it."""
     env = os.environ if env is None else env

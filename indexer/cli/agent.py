@@ -10,7 +10,7 @@ from indexer.cli import output
 from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
-from indexer import validation
+from indexer import roots, validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.names import MEMORY_TYPES as TYPES
 from indexer.retrieval.timespan import bounds, today
@@ -85,4 +85,5 @@ def mcp(c: CliContext, verbose):
     """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
     from indexer.mcp.server import serve_stdio
     from indexer.protocol import one_at_a_time
+    roots.check_named_for_client(c.home, c.create)  # a client must never be served a store made up on the spot
     serve_stdio(one_at_a_time(backend(c)), c.config(), verbose=verbose)

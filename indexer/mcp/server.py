@@ -139,8 +139,11 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
         except MdmemError as exc:
             return error(plain(str(exc)))
 
-    def results(items: list[dict], compact_: bool) -> dict:
-        return {"count": len(items), "results": [compact(i) if compact_ else i for i in items]}
+    def results(items: list[dict], compact_: bool, scope: str) -> dict:
+        out = {"count": len(items), "results": [compact(i) if compact_ else i for i in items]}
+        if not items:  # nothing found: say where, so a client started on another store than meant can tell
+            out["searched"] = {name: str(root) for name, root in store_roots(cfg, scope)}
+        return out
 
     @server.tool(title="Search memory", annotations=READ)
     def memory_search(query: Annotated[str, Field(description="What to look for, in any language")],
@@ -150,7 +153,7 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
         return run(lambda mem: [h.to_dict() if hasattr(h, "to_dict") else h
                             for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space, since=since,
                                                 until=until, now=now)],
-                   lambda hits: results(hits, compact))
+                   lambda hits: results(hits, compact, scope))
 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
     def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],
@@ -222,7 +225,7 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
     @server.tool(title="Recent memories", annotations=READ)
     def memory_recent(limit: Limit = 10, scope: Scope = "all", space: Space = None, compact: Compact = False) -> dict:
         """The newest memories, newest first."""
-        return run(lambda mem: mem.recent(limit=limit, scope=scope, space=space), lambda items: results(items, compact))
+        return run(lambda mem: mem.recent(limit=limit, scope=scope, space=space), lambda items: results(items, compact, scope))
 
     @server.tool(title="Memory status", annotations=READ)
     def memory_status(scope: Scope = "all") -> dict:
