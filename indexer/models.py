@@ -46,6 +46,19 @@ class Chunk:
         object.__setattr__(self, "id", chunk_id(self.uri, self.start_line, self.end_line, self.content_hash))
 
 
+class Caveat(str):
+    """A warning about a note indexed all the same; `event` names it in the daemon's log (a plain warning
+    logs as note_skipped: the note was left out)."""
+
+    def __new__(cls, text: str, event: str):
+        made = super().__new__(cls, text)
+        made.event = event
+        return made
+
+    def __reduce__(self):
+        return Caveat, (str(self), self.event)
+
+
 @dataclass(frozen=True)
 class Note:
     """A parsed note: its chunks and the metadata its front matter and path give them."""

@@ -34,7 +34,7 @@ def check_roots(cfg: Config, explicit_home: bool, explicit_project: bool, create
         if explicit and not create:
             if served is not None and served(cfg):
                 continue
-            raise MissingStoreError(_missing_message(kind, root))
+            raise missing_store(kind, root)
         make_private_dirs(root)
         made.append(root)
         if not explicit and notice is not None:
@@ -61,13 +61,14 @@ def explicit(flag, env_name: str, env=None) -> bool:
     return flag is not None or bool(env.get(env_name))
 
 
-def _missing_message(kind: str, root: Path) -> str:
+def missing_store(kind: str, root: Path) -> MissingStoreError:
+    """The refusal of a store named on purpose that does not exist, with a command that creates it."""
     if kind == "home":
-        return (f"no store at {root}; check the path, or create it with `mdmem --home {root} init` "
-                f"(or add --create)")
+        return MissingStoreError(f"no store at {root}; check the path, or create it with `mdmem --home {root} init` "
+                                 f"(or add --create)")
     project = root.parent if root.name == ".mdmem" else root
-    return (f"no project store at {root}; check the path, or create it with `mdmem --project {project} init` "
-            f"(or add --create)")
+    return MissingStoreError(f"no project store at {root}; check the path, or create it with "
+                             f"`mdmem --project {project} init` (or add --create)")
 
 
 def _short(path: Path) -> str:

@@ -34,7 +34,7 @@ ALLOWED = {
                            "indexer.protocol"},
     "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.sync",
                               "indexer.memories", "indexer.embedder", "indexer.memory", "indexer.log",
-                              "indexer.remote", "indexer.protocol", "indexer.mcp"},
+                              "indexer.remote", "indexer.protocol", "indexer.mcp", "indexer.roots"},
     "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.sync",
                                          "indexer.memories", "indexer.embedder", "indexer.roots", "indexer.memory",
                                          "indexer.log", "indexer.remote", "indexer.daemon", "indexer.protocol",

@@ -61,6 +61,8 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, supersedes,
 @pass_ctx
 def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, now, space):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
+    if not query.strip():  # the caller's mistake: an error, not the silence of a memory that is down
+        raise ArgumentError("query", "is empty; give the task or question", None, 'mdmem recall "where do I work?"')
     validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
     bounds(since, until, today(now))  # so is a mistyped date or --now
     try:

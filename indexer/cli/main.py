@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -167,13 +168,35 @@ def _discover_commands() -> None:
 _discover_commands()
 
 
+OPTION_SHAPE = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]{0,39}")
+
+
+def shortened(text: str, most: int = 80) -> str:
+    """text cut to `most` characters, each of its words too (an argument pasted into a message)."""
+    words = [w if len(w) <= most else w[:most - 1] + "…" for w in str(text).split(" ")]
+    text = " ".join(words)
+    return text if len(text) <= most * 3 else text[:most * 3 - 1] + "…"
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False, prog_name="mdmem")
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.exceptions.NoSuchOption as exc:
+        if OPTION_SHAPE.fullmatch(exc.option_name):  # a mistyped option: click's usage and "did you mean"
+            exc.message = shortened(exc.message)
+            exc.show()
+            sys.exit(exc.exit_code)
+        # text that starts with a dash (a question, a pasted line) is read as an option
+        command = exc.ctx.command_path if exc.ctx is not None else "mdmem"
+        text = next((a for a in sys.argv[1:] if a.startswith(exc.option_name)), exc.option_name)  # "-5 度" as typed
+        click.echo(f"error: {shortened(text, 40)!r} was read as an option; put -- before text that "
+                   f"starts with -, e.g. {command} -- \"{shortened(text, 12)}\"", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
+        exc.message = shortened(exc.message)  # an argument is never echoed whole (a pasted 10 KB question)
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:

@@ -18,6 +18,7 @@ from indexer.config import Config
 from indexer.embedder import load_embedder
 from indexer.errors import MdmemError, StoreError
 from indexer.private_files import make_private_dirs, open_private
+from indexer.roots import missing_store
 from indexer.index import sql
 from indexer.index.stores import identity, store_roots
 from indexer.daemon.jobs import Job, Reply
@@ -39,12 +40,14 @@ class StoreLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            holder = os.pread(fd, 64, 0).decode(errors="replace").split()
             os.close(fd)
-            raise StoreError(f"another `mdmem serve` (pid {holder}) already serves {self.path.parent}; "
-                             f"stop it first (e.g. `systemctl --user stop mdmem`) or use it through `mdmem status`")
+            raise StoreError(f"another `mdmem serve` (pid {holder[0] if holder else '?'}) already serves "
+                             f"{self.path.parent}; stop it first ({_how_to_stop(holder)}) or use it through "
+                             f"`mdmem status`") from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        # how it was started, for the refusal a second `serve` gets: systemd sets INVOCATION_ID for its services
+        os.pwrite(fd, (f"{os.getpid()}" + (" systemd" if os.environ.get("INVOCATION_ID") else "")).encode(), 0)
         self._fd = fd
 
     def intact(self) -> bool:
@@ -58,6 +61,22 @@ class StoreLock:
         if self._fd is not None:
             os.close(self._fd)  # closing drops the flock; the file stays (removing it would race)
             self._fd = None
+
+
+def _how_to_stop(holder: list[str]) -> str:
+    """`systemctl --user stop mdmem` only for a daemon systemd started (its lock says so, or, written by an older
+    release, its environment), else `kill PID`."""
+    pid = holder[0] if holder and holder[0].isdigit() else None
+    by_systemd = "systemd" in holder[1:]
+    if pid and not by_systemd:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                by_systemd = any(v.startswith(b"INVOCATION_ID=") for v in f.read().split(b"\0"))
+        except OSError:
+            pass  # gone meanwhile, or not ours to read
+    if by_systemd:
+        return "`systemctl --user stop mdmem`"
+    return f"`kill {pid}`" if pid else "stop the other `mdmem serve`"
 
 
 class Daemon:
@@ -221,7 +240,7 @@ class Daemon:
             if key in self.writers or self.stopping.is_set():
                 return
             if not Path(project).is_dir():
-                raise StoreError(f"project store {project} does not exist; create it with `mdmem init --project`")
+                raise missing_store("project", Path(project))  # a usage error (exit 2), as without a daemon
             lock = StoreLock(project)
             lock.acquire()  # another daemon serving that project: its one-line refusal goes to the caller
             w = StoreWriter("project", project, self._embedder, self.cfg, self.stopping, lock=lock,

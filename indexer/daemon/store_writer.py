@@ -391,7 +391,7 @@ class StoreWriter(threading.Thread):
         return asdict(rep)
 
     def _warn(self, message: str) -> None:
-        self._log.warning("note_skipped", reason=message)
+        self._log.warning(getattr(message, "event", "note_skipped"), reason=str(message))
 
 
 def _answer(replies: list[Reply], result=None, error: BaseException | None = None) -> None:

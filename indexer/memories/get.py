@@ -41,8 +41,15 @@ def find_record(stores: list[Store], record_id: str, space: str | None) -> tuple
         for row in rows_named(st, record_id.strip()):
             if in_space(row["uri"], space):
                 return st, row
-    raise NotFoundError(f"no memory with id {record_id}{_in(space)}; it may have been edited since it was read, "
-                        "so search again for its current id")
+    raise not_found(stores, record_id, space)
+
+
+def not_found(stores: list[Store], record_id: str, space: str | None = None) -> NotFoundError:
+    """An id no store holds: say where it was looked for and both ways an id goes away (edits change ids, as
+    the id is a hash of the text; forget removes them)."""
+    where = " and ".join(f"the {st.name} store {st.root}" for st in stores) or "no store"
+    return NotFoundError(f"no memory with id {str(record_id).strip()}{_in(space)} in {where}; it may have been edited (ids "
+                         "change with the text: search again for its current id) or forgotten")
 
 
 def rows_named(st: Store, record_id: str) -> list[dict]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from indexer.errors import InputError, NotFoundError
+from indexer.errors import InputError
 from indexer.index.stores import Store
 from indexer.notes.spaces import space_of
-from indexer.memories.get import ID, rows_named
+from indexer.memories.get import ID, not_found, rows_named
 
 
 def space_of_memory(stores: list[Store], record_id: str) -> str | None:
@@ -15,5 +15,4 @@ def space_of_memory(stores: list[Store], record_id: str) -> str | None:
     for st in stores:
         for row in rows_named(st, record_id):
             return space_of(row["uri"])
-    raise NotFoundError(f"no memory with id {record_id}; it may have been edited since it was read, "
-                        "so search again for its current id")
+    raise not_found(stores, record_id)

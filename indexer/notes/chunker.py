@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 from indexer.errors import NoteError
 from indexer.notes.frontmatter import split_front_matter
-from indexer.models import Chunk, Note
+from indexer.models import Caveat, Chunk, Note
 from indexer.notes import blocks
 from indexer.notes.memory_items import is_dated_item, is_memory_note, item_meta, journal_day
 from indexer.notes.textseg import count_tokens, cut_by_tokens
@@ -72,8 +72,15 @@ def _parse_note(text: str, uri: str, target_tokens: int, max_tokens: int) -> Not
         uri=uri, parent_dir=parent_dir,
         type=fm.type or _TYPE_BY_DIR.get(parent_dir, "note"),
         importance=fm.importance or 3, evergreen=evergreen, tags=fm.tags,
-        chunks=tuple(_unique(chunks)), warnings=(f"{uri}: {fm.problem}; indexed without it",) if fm.problem else (),
+        chunks=tuple(_unique(chunks)), warnings=_caveats(uri, fm),
     )
+
+
+def _caveats(uri: str, fm) -> tuple[Caveat, ...]:
+    """What the note's front matter did not give as written: the note is indexed all the same."""
+    if fm.problem:
+        return (Caveat(f"{uri}: {fm.problem}; indexed without it", "front_matter_ignored"),)
+    return tuple(Caveat(f"{uri}: front matter {what}", "front_matter_adjusted") for what in fm.adjusted)
 
 
 def _unique(chunks: list[Chunk]) -> list[Chunk]:

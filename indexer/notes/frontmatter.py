@@ -18,6 +18,7 @@ class FrontMatter:
     date: str | None = None  # `date`, else `created`, as YYYY-MM-DD
     aliases: tuple[str, ...] = ()  # other names of the note's subject (Obsidian `aliases:`), searchable
     problem: str | None = None  # why the front matter was ignored, if it was
+    adjusted: tuple[str, ...] = ()  # values read otherwise than written (importance: 99 is read as 5)
 
 
 MAX_LINES = 400  # a note that opens with --- and never closes must not be read as one huge header
@@ -45,9 +46,10 @@ def _parse(block: str) -> FrontMatter:
         return FrontMatter(problem="front matter is nested too deeply to read")
     if not isinstance(data, dict):
         return FrontMatter(problem="front matter is not a mapping of key: value")
+    importance, adjusted = _as_importance(data.get("importance"))
     return FrontMatter(
         type=_as_type(data.get("type")),
-        importance=_as_importance(data.get("importance")),
+        importance=importance, adjusted=adjusted,
         tags=_as_tags(data.get("tags")),
         evergreen=data.get("evergreen") if isinstance(data.get("evergreen"), bool) else None,
         date=day_of(data.get("date")) or day_of(data.get("created")),
@@ -67,17 +69,30 @@ def _as_type(value) -> str | None:
     return text.lower()[:40] if text else None
 
 
-def _as_importance(value) -> int | None:
-    """Importance is 1-5; a 0-1 float is scaled, anything else ignored."""
-    if isinstance(value, bool) or value is None:
-        return None
+def _as_importance(value) -> tuple[int | None, tuple[str, ...]]:
+    """Importance is 1-5 (a 0-1 fraction is scaled); what is read otherwise than written is said."""
+    if value is None:
+        return None, ()
+    shown = _shown(value)
     try:
-        num = float(value)
-    except (TypeError, ValueError):
-        return None
-    if 0 <= num <= 1 and not float(num).is_integer():
+        num = None if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):  # text, or an integer too big for a float
+        num = None
+    if num is None or num != num:  # not a number (NaN included)
+        return None, (f"importance {shown!r} is not a number from 1 to 5; ignored (the note's default, 3, is used)",)
+    if 0 <= num <= 1 and not num.is_integer():
         num = 1 + num * 4
-    return int(min(5, max(1, round(num))))
+    if 1 <= num <= 5:
+        return int(round(num)), ()
+    kept = 5 if num > 5 else 1
+    return kept, (f"importance {shown} is outside 1-5; read as {kept}",)
+
+
+def _shown(value) -> str:
+    try:
+        return str(value)[:MAX_FIELD] if isinstance(value, (str, int, float)) else type(value).__name__
+    except ValueError:  # an integer too long to print
+        return "a huge number"
 
 
 def _as_tags(value) -> tuple[str, ...]:
