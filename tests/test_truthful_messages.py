@@ -82,6 +82,14 @@ def test_get_of_a_forgotten_id_says_it_may_have_been_forgotten_and_where_it_look
 def test_daemon_refusals_and_log_events_tell_the_truth(tmp_path):
     with serving(tmp_path) as srv:
         home, env = srv.home, srv.env
+        # an id a client deleted: the history says it was forgotten, and get says so
+        status, added = srv.call("POST", "/memories", {"messages": [{"role": "user",
+                                                                     "content": "I keep the spare key under the blue pot."}],
+                                                       "user_id": "alice"})
+        mid = added["results"][0]["id"]
+        assert status == 200 and srv.call("DELETE", f"/memories/{mid}")[0] == 200
+        line = one_line(mdmem("--home", str(home), "get", mid, env=env))
+        assert line.startswith(f"error: no memory with id {mid}: it was forgotten (deleted 20") and "global store" in line, line
         # a project store that does not exist: exit 2, and the command it suggests works
         missing = tmp_path / "nowhere" / "proj"
         line = one_line(mdmem("--home", str(home), "--project", str(missing), "search", "x", env=env))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from pathlib import PurePosixPath
 
@@ -18,6 +20,7 @@ ID = re.compile(r"^[0-9a-f]{16}$")
 _REF = re.compile(r"^(?P<uri>.+?)(?:(?::|#L)(?P<start>\d+)(?:-L?(?P<end>\d+))?)?$")
 _STAMP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?P<day>\d{4}-\d{2}-\d{2})\s?)?(?P<time>\d{1,2}:\d{2})?:\s")
 _DAY_NOTE = re.compile(r"(?:^|/)journal/(\d{4}-\d{2}-\d{2})\.md$")
+HISTORY_FILE = ".mem0-history.jsonl"  # mem0's history beside the notes (daemon/mem0_events writes it)
 COUNTERS = ("importance", "reinforcement", "access_count", "accessed_at", "strength", "created_at", "updated_at")
 
 
@@ -45,11 +48,34 @@ def find_record(stores: list[Store], record_id: str, space: str | None) -> tuple
 
 
 def not_found(stores: list[Store], record_id: str, space: str | None = None) -> NotFoundError:
-    """An id no store holds: say where it was looked for and both ways an id goes away (edits change ids, as
-    the id is a hash of the text; forget removes them)."""
+    """An id no store holds: forgotten when a store's record says so, else where it was looked for and both
+    ways an id goes away (edits change ids, as the id is a hash of the text; forget removes them)."""
+    record_id = str(record_id).strip()
+    gone = forgotten(stores, record_id)
+    if gone is not None:
+        return NotFoundError(f"no memory with id {record_id}: it was forgotten ({gone[1]}, {gone[0]} store); "
+                             "add it again if it should be remembered")
     where = " and ".join(f"the {st.name} store {st.root}" for st in stores) or "no store"
-    return NotFoundError(f"no memory with id {str(record_id).strip()}{_in(space)} in {where}; it may have been edited (ids "
+    return NotFoundError(f"no memory with id {record_id}{_in(space)} in {where}; it may have been edited (ids "
                          "change with the text: search again for its current id) or forgotten")
+
+
+def forgotten(stores: list[Store], record_id: str) -> tuple[str, str] | None:
+    """(store, when) where a store's record names this id as forgotten: a DELETE in mem0's history."""
+    for st in stores:
+        try:
+            with open(st.root / HISTORY_FILE, encoding="utf-8") as f:
+                for line in f:
+                    if record_id not in line:
+                        continue  # most lines: no JSON parsed
+                    with contextlib.suppress(ValueError):
+                        row = json.loads(line)
+                        if (isinstance(row, dict) and row.get("event") == "DELETE"
+                                and record_id in (row.get("ids") or ())):
+                            return st.name, f"deleted {row.get('created_at') or 'earlier'}"
+        except OSError:
+            continue  # no history: nothing known
+    return None
 
 
 def rows_named(st: Store, record_id: str) -> list[dict]:
