@@ -85,7 +85,7 @@ class ArgumentError(InputError):
         super().__init__(self.worded(name))
 
     def worded(self, name: str, example: str | None = None) -> str:
-        got = "" if self.got is None else f" (got {self.got!r})"
+        got = "" if self.got is None else f" (got {_shown(self.got)})"
         example = self.example if example is None else example
         return f"{name} {self.rule}{got}" + (f"; e.g. {example}" if example else "")
 
@@ -94,6 +94,12 @@ class ArgumentError(InputError):
             return str(self)
         flag = self.name.upper() if self.name in self.POSITIONAL else "--" + self.name.replace("_", "-")
         return self.worded(flag, self.example.replace(f"{self.name}=", f"{flag} ") if self.example else "")
+
+
+def _shown(value) -> str:
+    """An argument as a message shows it: never more than 80 characters of it (a pasted 10 KB text)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 class NotFoundError(InputError):

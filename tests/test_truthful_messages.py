@@ -50,8 +50,13 @@ def test_a_question_starting_with_dashes_says_to_put_double_dash_before_it_and_n
     found = mdmem("--home", str(home), "search", "--json", "--", "---x marks the treasure")
     assert found.returncode == 0, found.stderr
     assert "treasure" in json.loads(found.stdout)["results"][0]["content"]
-    bad_value = mdmem("--home", str(home), "search", "--limit", "9" * 10_000, "x")
-    assert bad_value.returncode == 2 and len(bad_value.stderr) < 600, bad_value.stderr[:300]
+    pasted = "y" * 10_000  # a 10 KB value where an option wants a short one: refused, never echoed whole
+    for args in (["search", "--limit", "9" * 10_000, "x"], ["search", "x", "--since", pasted],
+                 ["search", "x", "--now", pasted], ["search", "x", "--scope", pasted], ["search", "x", "--space", pasted],
+                 ["get", pasted], ["add", "--file", pasted, "hello"], ["add", "--type", pasted, "hello"]):
+        done = mdmem("--home", str(home), *args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (args[:2], done.stderr[-300:])
+        assert len(done.stderr) < 600 and "y" * 81 not in done.stderr, (args[:2], done.stderr[:300])
 
 
 def test_importance_out_of_range_is_said_in_front_matter_and_refused_on_add(tmp_path):

@@ -142,7 +142,7 @@ def _checked_uri(uri: str, space: str | None) -> str:
     """A note path inside the space (given relative to it or with its prefix) that cannot leave the store."""
     raw = uri.strip().replace("\\", "/").lstrip("/")
     parts = PurePosixPath(raw).parts
-    if not raw or ".." in parts or any(p.startswith(".") for p in parts):
+    if not raw or ".." in parts or any(p.startswith(".") or len(p.encode()) > 255 for p in parts):
         raise InputError(f"{uri[:80]!r} is not a note path; give one relative to the store, e.g. user/preference.md")
     if space and not in_space(raw, space):
         raw = space_uri(space, raw)

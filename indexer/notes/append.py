@@ -89,6 +89,8 @@ def safe_uri(root: Path, file: str) -> str:
         raise ArgumentError("file", "leaves the store root; `..` is not allowed", file, _FILE_EXAMPLE)
     if any(p.startswith(".") for p in parts):
         raise ArgumentError("file", "is hidden (dot name) and would never be indexed; choose another name", file)
+    if any(len(p.encode()) > 250 for p in parts):  # file systems stop at 255 bytes a name, with room for .md
+        raise ArgumentError("file", "has a name longer than 250 bytes; choose a shorter one", None, _FILE_EXAMPLE)
     uri = "/".join(parts)
     if not uri.endswith(".md"):
         if PurePosixPath(uri).suffix:

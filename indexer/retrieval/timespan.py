@@ -30,7 +30,7 @@ def parse_day(value, flag: str, today: date | None = None) -> date | None:
 
 
 def _bad(text: str, flag: str):
-    raise InputError(f"{flag} {text!r} is not a day or an age; give a day such as 2026-03-01 or an age such as 7d, "
+    raise InputError(f"{flag} {text[:80]!r} is not a day or an age; give a day such as 2026-03-01 or an age such as 7d, "
                      "2w or 3m")
 
 
@@ -57,4 +57,4 @@ def today(now=None) -> date:
             return date.fromisoformat(text[:10])
     except ValueError:
         pass
-    raise InputError(f"--now {text!r} is not a day; give a day such as 2026-11-25 (or 2026-11-25T09:30)")
+    raise InputError(f"--now {text[:80]!r} is not a day; give a day such as 2026-11-25 (or 2026-11-25T09:30)")
