@@ -24,6 +24,8 @@ def make_private_dirs(folder) -> list[Path]:
         try:
             new.mkdir(mode=DIR_MODE)
         except FileExistsError:
+            if not new.is_dir():
+                raise  # a file where the folder should be: the caller names it
             continue  # another process made it meanwhile: theirs, as they made it
         os.chmod(new, DIR_MODE)  # mkdir's mode passes through the umask; a 0277 umask would leave 0500
         made.append(new)

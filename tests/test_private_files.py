@@ -92,3 +92,21 @@ def test_history_written_by_an_older_release_is_made_private_again(tmp_path):
     mem0_events.record(tmp_path, "DELETE", ["0123456789abcdef"], "我对花生过敏。", None, None, None)
     assert _mode(old) == 0o600
     assert mem0_events.events(tmp_path, "0123456789abcdef")[0]["old_memory"] == "我对花生过敏。"
+
+
+def test_private_modes_do_not_depend_on_the_umask(tmp_path):
+    from indexer.private_files import create_private, make_private_dirs, open_private
+    for n, umask in enumerate((0o000, 0o022, 0o277)):
+        old = os.umask(umask)
+        try:
+            made = make_private_dirs(tmp_path / f"u{n}" / "a" / "b")
+            os.close(open_private(made[-1] / "history.jsonl"))
+            create_private(made[-1] / "words.tmp")
+        finally:
+            os.umask(old)
+        assert [_mode(d) for d in made] == [0o700] * 3
+        assert _mode(made[-1] / "history.jsonl") == _mode(made[-1] / "words.tmp") == 0o600
+    (tmp_path / "mine").mkdir(mode=0o755)
+    os.chmod(tmp_path / "mine", 0o755)
+    assert make_private_dirs(tmp_path / "mine" / "new") == [tmp_path / "mine" / "new"]
+    assert _mode(tmp_path / "mine") == 0o755  # an existing folder keeps its mode
