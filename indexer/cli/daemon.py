@@ -44,6 +44,20 @@ def serve(c: CliContext, debounce_ms, log_level, http, origins):
 def status(c: CliContext, scope, as_json):
     """Per store: files, chunks, pending events, last sync, and whether results may be stale."""
     output.per_store(backend(c).status(scope), as_json, _status_line)
+    if not as_json:
+        _say_background(c.config().home)
+
+
+def _say_background(home) -> None:
+    """Name the pid and log files when `mdmem start` started the daemon serving this store."""
+    from indexer.cli.background import files, serving_pid
+    pid_file, log_file = files(home)
+    try:
+        started = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return
+    if serving_pid(home) == started:
+        click.echo(f"started by `mdmem start`: pid {started} ({pid_file}), log {log_file}; `mdmem stop` stops it")
 
 
 def _status_line(name: str, s: dict) -> str:
