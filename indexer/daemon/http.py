@@ -17,7 +17,7 @@ from starlette.routing import Mount, Route
 
 from indexer import log
 from indexer.daemon import http_guard as guard
-from indexer.daemon import mem0_api, mem0_platform
+from indexer.daemon import mem0_api, mem0_platform, recall_api
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
@@ -110,6 +110,8 @@ MEM0_ROUTES = [
     ("/v1/batch", ["DELETE"], mem0_platform.batch_delete, {"body": True}),
     ("/v1/entities", ["GET"], mem0_platform.entities, {}),
     ("/v2/entities/{kind}/{name}", ["DELETE"], mem0_platform.delete_entity, {"params": ("kind", "name")}),
+    # mdmem's own: the recall block every client injects (SillyTavern's extension, OpenClaw's plugin)
+    ("/v1/recall", ["POST"], recall_api.recall, {"body": True}),
 ]
 
 
