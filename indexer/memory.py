@@ -276,7 +276,7 @@ class LocalWriter:
 
     def cleanup(self, scope: str) -> list[dict]:
         from indexer.sync.passes import cleanup_store
-        return [cleanup_store(st) for st in self.mem.stores(scope)]
+        return [cleanup_store(st, self.mem.cfg.trash_days) for st in self.mem.stores(scope)]
 
     def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
         from indexer.sync.verify import check_store
