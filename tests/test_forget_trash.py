@@ -206,3 +206,23 @@ def test_mcp_forget_by_words_and_restore(tmp_path):
     assert not back.is_error and json.loads(back.content[0].text)["placed"] == "in_place"
     assert (home / URI).read_text(encoding="utf-8") == NOTE
     assert missing.is_error and "trash" in missing.content[0].text
+
+
+def test_http_delete_then_restore_puts_the_memory_back(tmp_path):
+    from http_daemon import serving
+    with serving(tmp_path) as srv:
+        status, added = srv.call("POST", "/v1/memories/", {"messages": [{"role": "user", "content": "我不吃香菜。"}],
+                                                          "user_id": "alice"})
+        assert status == 200
+        rid = added["results"][0]["id"]
+        note = next((srv.home / "spaces").rglob("*.md"))
+        before = note.read_text(encoding="utf-8")
+        assert srv.call("DELETE", f"/v1/memories/{rid}/")[0] == 200
+        assert "香菜" not in note.read_text(encoding="utf-8")
+        status, back = srv.call("POST", f"/v1/memories/{rid}/restore/")
+        assert status == 200 and back["memory"] == "我不吃香菜。" and back["user_id"] == "alice", back
+        assert note.read_text(encoding="utf-8") == before
+        status, got = srv.call("GET", f"/v1/memories/{back['id']}/")
+        assert status == 200 and got["memory"] == "我不吃香菜。"
+        status, missing = srv.call("POST", f"/v1/memories/{rid}/restore/")
+        assert status == 404 and "trash" in missing["detail"]
