@@ -9,8 +9,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.errors import for_os_error
-from indexer.notes.append import Target, note_lock, strip_item
+from indexer.errors import NoteError, for_os_error
+from indexer.notes.append import ATTEMPTS, Target, note_lock, read_bytes, strip_item, swap_bytes_in
 
 FOLDER = ".trash"  # a dot-folder: never indexed, never listed as a note
 HISTORY_FILE = ".mem0-history.jsonl"  # mem0's history log beside the global store's notes (daemon/mem0_events)
@@ -27,14 +27,8 @@ def keep(root: Path, entry: dict) -> None:
         entry = {**entry, "removed_ts": time.time(),
                  "removed_at": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")}
         path = folder / f"{entry['id']}.json"
-        tmp = folder / f".{entry['id']}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entry, f, ensure_ascii=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(folder)
+        _write(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"))
+        os.chmod(path, 0o600)  # a file of that name made by hand keeps no looser mode
     except OSError as exc:
         raise for_os_error(exc, folder) from exc
 
@@ -104,14 +98,7 @@ def scrub_history(home: Path, ids: set[str], texts: set[str]) -> int:
                     grew = True
         if not gone:
             return 0
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(line for i, line in enumerate(lines) if i not in gone)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        _write(path, "".join(line for i, line in enumerate(lines) if i not in gone).encode("utf-8"))
         return len(gone)
 
 
@@ -140,10 +127,10 @@ def _row(line: str) -> dict | None:
     return row if isinstance(row, dict) else None
 
 
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def _write(path: Path, data: bytes) -> None:
+    """Replace the file atomically (temp file, fsync, swap; its folder synced): what it held is whole or gone."""
+    for _ in range(ATTEMPTS):  # only mdmem writes here, under a lock: a second try is already rare
+        cur = read_bytes(path)
+        if swap_bytes_in(path, data, cur, cur)[0]:
+            return
+    raise NoteError(f"{path.name}: it kept changing while being written; try again")
