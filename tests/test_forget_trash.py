@@ -102,20 +102,24 @@ def test_restore_after_update_gives_the_old_text_back_and_keeps_the_correction(m
 def test_purge_removes_it_everywhere_history_included(make_memory):
     mem = make_memory({URI: NOTE})
     tea = mem.forget_matching("green tea")["memories"][0]
+    mem.forget(mem.forget_matching("杭州")["memories"][0]["id"])  # the line above tea's: its entry names tea's line
     mem0_events.record(mem.cfg.home, "ADD", [tea["id"]], None, "I drink green tea every morning.", None, None)
     mem0_events.record(mem.cfg.home, "ADD", ["0123456789abcdef"], None, "I am allergic to cat hair.", None, None)
     res = mem.forget(tea["id"], purge=True)
     assert res["action"] == "purged" and "green tea" not in _note(mem)
     history = (mem.cfg.home / mem0_events.FILE).read_text(encoding="utf-8")
     assert "green tea" not in history and "cat hair" in history
-    assert mem.trash()["count"] == 0 and not mem.search("green tea", mode="fts")
+    assert mem.trash()["count"] == 1 and not mem.search("green tea", mode="fts")
+    assert not any("green tea" in p.read_text(encoding="utf-8", errors="replace")
+                   for p in mem.cfg.home.rglob("*") if p.is_file() and "index.db" not in p.name)
     # a memory already in the trash is purged from it
     cat = mem.forget(mem.forget_matching("cat hair")["memories"][0]["id"])
-    assert mem.trash()["count"] == 1
+    assert mem.trash()["count"] == 2
     mem.forget(cat["id"], purge=True)
-    assert mem.trash()["count"] == 0 and "cat hair" not in (mem.cfg.home / mem0_events.FILE).read_text(encoding="utf-8")
+    assert mem.trash()["count"] == 1 and "cat hair" not in (mem.cfg.home / mem0_events.FILE).read_text(encoding="utf-8")
     assert not any("cat hair" in p.read_text(encoding="utf-8", errors="replace")
-                   for p in mem.cfg.home.rglob("*") if p.is_file() and p.name != "index.db" and "index.db" not in p.name)
+                   for p in mem.cfg.home.rglob("*") if p.is_file() and "index.db" not in p.name)
+    assert mem.restore(mem.trash()["entries"][0]["id"])["placed"] == "in_place"  # purged lines left its context too
 
 
 def test_the_trash_is_private_and_the_cleanup_pass_empties_what_is_past_retention(make_memory):

@@ -98,7 +98,7 @@ def _place(lines: list[str], entry: dict) -> int | None:
     """The gap (0: before the first line) whose neighbours are the lines that were around the memory: both
     sides when they are still there, else one side that says something, nearest the old place."""
     before, after, n = entry.get("before") or [], entry.get("after") or [], len(lines)
-    edge_before, edge_after = len(before) < trash.CONTEXT_LINES, len(after) < trash.CONTEXT_LINES
+    edge_before, edge_after = bool(entry.get("at_start")), bool(entry.get("at_end"))
     both, one = [], []
     for p in range(n + 1):
         fit_b = lines[max(0, p - len(before)):p] == before and p >= len(before) and (not edge_before or p == len(before))

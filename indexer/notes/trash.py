@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +17,7 @@ FOLDER = ".trash"  # a dot-folder: never indexed, never listed as a note
 HISTORY_FILE = ".mem0-history.jsonl"  # mem0's history log beside the global store's notes (daemon/mem0_events)
 CONTEXT_LINES = 2  # lines kept on each side, to find the place again (one side may have been forgotten too)
 DAY_S = 86400
+_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
 def keep(root: Path, entry: dict) -> None:
@@ -34,8 +36,9 @@ def keep(root: Path, entry: dict) -> None:
 
 
 def context(lines: list[str], start: int, end: int) -> dict:
-    """The lines around start..end (1-based) that tell its place; fewer than CONTEXT_LINES: the note's edge."""
-    return {"before": lines[max(0, start - 1 - CONTEXT_LINES):start - 1], "after": lines[end:end + CONTEXT_LINES]}
+    """The lines around start..end (1-based) that tell its place, and whether they reach the note's edges."""
+    return {"before": lines[max(0, start - 1 - CONTEXT_LINES):start - 1], "after": lines[end:end + CONTEXT_LINES],
+            "at_start": start - 1 <= CONTEXT_LINES, "at_end": end + CONTEXT_LINES >= len(lines)}
 
 
 def entries(root: Path) -> list[dict]:
@@ -44,7 +47,7 @@ def entries(root: Path) -> list[dict]:
     for path in (Path(root) / FOLDER).glob("*.json"):
         with contextlib.suppress(OSError, ValueError):
             entry = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(entry, dict) and isinstance(entry.get("id"), str) and "text" in entry:
+            if isinstance(entry, dict) and _ID.match(str(entry.get("id"))) and isinstance(entry.get("text"), str):
                 out.append(entry)
     return sorted(out, key=lambda e: -float(e.get("removed_ts") or 0))
 
@@ -66,10 +69,17 @@ def drop(root: Path, trash_id: str) -> bool:
 
 
 def drop_naming(root: Path, ids: set[str], texts: set[str]) -> int:
-    """Remove the entries of these ids or holding these texts (a purge leaves no copy behind)."""
-    gone = [e for e in entries(root) if ids & {e["id"], *e.get("ids", ())} or e["text"] in texts
-            or e.get("replaced_by") in texts]
-    return sum(drop(root, e["id"]) for e in gone)
+    """Remove the entries of these ids or holding these texts, and these lines from the others' context (a
+    purge leaves no copy behind; the lines are gone from the note too, so the others still fit their place)."""
+    purged = {ln for t in texts for ln in t.split("\n") if ln.strip()}
+    dropped = 0
+    for e in entries(root):
+        if ids & {e["id"], *e.get("ids", ())} or e["text"] in texts or e.get("replaced_by") in texts:
+            dropped += drop(root, e["id"])
+        elif purged & {*e.get("before", ()), *e.get("after", ())}:
+            scrubbed = {side: [ln for ln in e.get(side, ()) if ln not in purged] for side in ("before", "after")}
+            _write(Path(root) / FOLDER / f"{e['id']}.json", json.dumps({**e, **scrubbed}, ensure_ascii=False).encode())
+    return dropped
 
 
 def expire(root: Path, days: float, now: float | None = None) -> int:
