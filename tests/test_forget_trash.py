@@ -64,6 +64,9 @@ def test_restore_puts_a_forgotten_memory_back_where_it_was_and_indexes_it(make_m
     assert mem.trash()["count"] == 0
     with pytest.raises(NotFoundError, match="trash"):
         mem.restore(gone["id"])
+    twice = mem.forget(res["id"])
+    (mem.cfg.home / URI).write_text(NOTE, encoding="utf-8")  # written back by hand meanwhile
+    assert mem.restore(twice["id"])["placed"] == "present" and _note(mem) == NOTE
 
 
 def test_restore_after_the_lines_around_it_changed_or_the_note_was_deleted(make_memory):

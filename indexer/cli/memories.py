@@ -69,6 +69,7 @@ def update(c: CliContext, record_id, text, space, expected_hash, redact, as_json
     if res["redacted"]:
         warn(f"redacted: {', '.join(res['redacted'])}")
     click.echo(f"updated {_where(res)}" + (f", now id {res['id']}" if res.get("id") else ""))
+    click.echo(f"the old text is in the trash: mdmem restore {res['previous_id']} puts it back", err=True)
 
 
 @click.command()
@@ -140,7 +141,8 @@ def restore(c: CliContext, record_id, listing, space, as_json):
         return
     where = {"in_place": "where it was", "replaced": "in place of the text that corrected it (kept in the trash)",
              "appended": "at the end of the note under '## Restored': the lines around it changed",
-             "recreated": "in the note made again: it had been deleted"}[res["placed"]]
+             "recreated": "in the note made again: it had been deleted",
+             "present": "already in the note: nothing written"}[res["placed"]]
     now = f", id {res['id']}" if res.get("id") else ""
     click.echo(f"restored {_where(res)} {where}{now}: {' '.join(res['text'].split())[:120]}")
 

@@ -78,6 +78,11 @@ def _put_back(st: Store, target, entry: dict, data: bytes | None, lines: list[st
                                  "replaced_by": text, **trash.context(lines, at, end)})
             edit_lines(target, [LineEdit(at, end, entry["replaced_by"], text)])
             return "replaced", at
+    k = text.count("\n")
+    there = _nearest([s for s in range(1, len(lines) - k + 1) if range_text(lines, s, s + k) == text.rstrip()],
+                     entry["start_line"])
+    if there is not None:  # written again meanwhile (by hand, or a second restore): never twice
+        return "present", there
     at = _place(lines, entry)
     if at is not None:
         if at < len(lines):  # in front of the line that followed it
