@@ -16,7 +16,7 @@ from conftest import write_notes
 from test_daemon import Served
 
 from indexer.daemon import mem0_events
-from indexer.errors import NotFoundError
+from indexer.errors import InputError, NotFoundError
 
 EIGHT = ["我对花生过敏。", "我妈妈喜欢种花。", "我女儿在学钢琴。", "我不吃香菜。", "I am allergic to cat hair.",
          "My wife works at the city library.", "我住在杭州。", "I drink green tea every morning."]
@@ -43,6 +43,8 @@ def test_forget_match_removes_only_the_memories_that_hold_the_words(make_memory)
     assert mem.forget_matching("allerg")["memories"] == []  # part of a word is not the word
     assert _said(mem.forget_matching("cat allergic")["memories"]) == ["I am allergic to cat hair."]
     assert mem.forget_matching("cat peanut")["memories"] == []  # every word must be there
+    with pytest.raises(InputError, match="no word to look for"):
+        mem.forget_matching("!!!")
     gone = mem.forget_matching("香菜", yes=True)
     assert gone["action"] == "forgotten" and _said(gone["memories"]) == ["我不吃香菜。"]
     assert _note(mem) == NOTE.replace("- 2026-11-04: 我不吃香菜。\n", "")  # 花生 and 种花 share 花, and stay

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.errors import ArgumentError
+from indexer.errors import InputError
 
 # Han, kana and hangul are written without spaces between words: a run of them is matched as written (香菜
 # inside 我不吃香菜。); every other script is matched word by word, so `cat` never matches `cats` or `catalog`
@@ -20,7 +20,8 @@ def needles(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(words, runs): the text's Latin-script words, case-folded, and its Chinese (CJK) runs as written."""
     words, runs = tuple(dict.fromkeys(_words(text))), tuple(dict.fromkeys(_CJK.findall(text)))
     if not words and not runs:
-        raise ArgumentError("query", "holds no word to look for", text, 'query="old phone number"')
+        raise InputError(f"{text[:40]!r} holds no word to look for; name words the memories hold, e.g. \"old phone "
+                         "number\" or 香菜")
     return words, runs
 
 
