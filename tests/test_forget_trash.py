@@ -175,6 +175,15 @@ def _cli_flow(d: Served):
     assert (d.home / URI).read_text(encoding="utf-8") == NOTE
     again = d.cli("restore", trash["entries"][0]["id"])
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "mdmem trash" in again.stderr
+    # the cleanup pass (here or the daemon's) lets go of what is past trash_days
+    assert d.cli("forget", "--match", "香菜", "--yes").returncode == 0
+    entry = d.home / ".trash" / f"{trash['entries'][0]['id']}.json"
+    aged = json.loads(entry.read_text(encoding="utf-8"))
+    entry.write_text(json.dumps({**aged, "removed_ts": aged["removed_ts"] - 31 * 86400}), encoding="utf-8")
+    cleaned = json.loads(d.cli("cleanup", "--json").stdout)
+    assert cleaned["stores"]["global"]["trash_expired"] == 1 and not list((d.home / ".trash").glob("*.json"))
+    (d.home / URI).write_text(NOTE, encoding="utf-8")
+    assert d.cli("index").returncode == 0
 
 
 def test_forget_match_and_restore_from_the_command_line_in_process_then_through_the_daemon(served):
