@@ -91,6 +91,7 @@ MEM0_ROUTES = [
     ("/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
     ("/memories/{memory_id}", ["PUT"], mem0_api.update, {"params": ID, "body": True}),
     ("/memories/{memory_id}", ["DELETE"], mem0_api.delete, {"params": ID}),
+    ("/memories/{memory_id}/restore", ["POST"], mem0_api.restore, {"params": ID}),
     # the platform's, which mem0ai's MemoryClient and AsyncMemoryClient call
     ("/v1/ping", ["GET"], mem0_platform.ping, {}),
     ("/v3/memories/add", ["POST"], mem0_platform.add, {"body": True}),
@@ -106,6 +107,7 @@ MEM0_ROUTES = [
     ("/v1/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
     ("/v1/memories/{memory_id}", ["PUT"], mem0_api.update, {"params": ID, "body": True}),
     ("/v1/memories/{memory_id}", ["DELETE"], mem0_api.delete, {"params": ID}),
+    ("/v1/memories/{memory_id}/restore", ["POST"], mem0_api.restore, {"params": ID}),
     ("/v1/batch", ["PUT"], mem0_platform.batch_update, {"body": True}),
     ("/v1/batch", ["DELETE"], mem0_platform.batch_delete, {"body": True}),
     ("/v1/entities", ["GET"], mem0_platform.entities, {}),
