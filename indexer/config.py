@@ -71,6 +71,7 @@ class Config:
     time_window: str = "rank"
     auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
+    trash_days: float = 30.0  # a forgotten or corrected memory's text is kept this long for `restore`
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -187,6 +188,7 @@ def _validate(cfg: Config) -> None:
         (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,
          "feedback_docs, feedback_terms and feedback_weight must be 0 or more (0 turns feedback off)"),
         (cfg.half_life_days > 0, "half_life_days must be positive"),
+        (cfg.trash_days >= 0, "trash_days must be 0 or more (days a forgotten memory can be restored)"),
         (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),

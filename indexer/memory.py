@@ -149,7 +149,7 @@ class Memory:
                                       writes=self.writer, warn=self._warn, type_=type, importance=importance,
                                       scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
             lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
-            lambda rid, new: self.update(rid, new, space=space))
+            lambda rid, new: self._update(rid, new, space, keep=False))  # the struck line stays in its note
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
@@ -195,23 +195,38 @@ class Memory:
 
     def update(self, id: str, text: str, space: str | None = None, expected_hash: str | None = None,
                redact: bool = False) -> dict:
-        """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
+        """Replace a memory's text in its note (counters kept; the old text kept in the trash) and index it."""
+        return self._update(id, text, space, expected_hash=expected_hash, redact=redact)
+
+    def _update(self, id: str, text: str, space: str | None, keep: bool = True, **args) -> dict:
         from indexer.memories.edit import update_memory
         return update_memory(id, text, stores=self.stores("all"), writes=self.writer, warn=self._warn,
-                             space=self._space(space), expected_hash=expected_hash, redact=redact)
+                             space=self._space(space), keep=keep, **args)
 
-    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
-        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
-        from indexer.memories.edit import forget_memory
-        return forget_memory(id, stores=self.stores("all"), writes=self.writer, warn=self._warn,
-                             space=self._space(space), expected_hash=expected_hash)
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None, purge: bool = False) -> dict:
+        """Remove a memory's lines from its note and the index, kept in the trash (purge: removed everywhere)."""
+        from indexer.memories.forget import forget_memory
+        return forget_memory(id, stores=self.stores("all"), writes=self.writer, warn=self._warn, home=self.cfg.home,
+                             space=self._space(space), expected_hash=expected_hash, purge=purge)
 
     def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
-                        limit: int | None = None) -> dict:
-        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
-        from indexer.memories.edit import forget_matching
+                        limit: int | None = None, purge: bool = False) -> dict:
+        """The memories whose text holds the query (removed only with yes=True) and those only similar (never)."""
+        from indexer.memories.forget import forget_matching
         return forget_matching(query, stores=self.stores("all"), embedder=self.embedder, cfg=self.cfg,
-                               writes=self.writer, warn=self._warn, space=self._space(space), yes=yes, limit=limit)
+                               writes=self.writer, warn=self._warn, space=self._space(space), yes=yes, limit=limit,
+                               purge=purge)
+
+    def restore(self, id: str, space: str | None = None) -> dict:
+        """Put a forgotten (or corrected) memory back where it was, from the trash, and index it."""
+        from indexer.memories.restore import restore_memory
+        return restore_memory(id, stores=self.stores("all"), writes=self.writer, warn=self._warn,
+                              space=self._space(space))
+
+    def trash(self, space: str | None = None, scope: str = "all") -> dict:
+        """What forget removed and update replaced, newest first, kept for `trash_days`."""
+        from indexer.memories.restore import trash_list
+        return trash_list(self.stores(scope), self.cfg.trash_days, space=self._space(space))
 
     def locate(self, id: str, scope: str = "all") -> str | None:
         """The space a memory id lives in (None: the default space); NotFoundError if none holds it."""
@@ -261,7 +276,7 @@ class LocalWriter:
 
     def cleanup(self, scope: str) -> list[dict]:
         from indexer.sync.passes import cleanup_store
-        return [cleanup_store(st) for st in self.mem.stores(scope)]
+        return [cleanup_store(st, self.mem.cfg.trash_days) for st in self.mem.stores(scope)]
 
     def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
         from indexer.sync.verify import check_store

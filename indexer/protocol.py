@@ -71,12 +71,18 @@ class MemoryAPI(Protocol):
                redact: bool = False) -> dict:
         """Replace a memory's text in its note (counters kept) and index it; ConflictError if it changed."""
 
-    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None) -> dict:
-        """Remove a memory's lines from its note and from the index; ConflictError if it changed."""
+    def forget(self, id: str, space: str | None = None, expected_hash: str | None = None, purge: bool = False) -> dict:
+        """Remove a memory's lines from its note and the index, kept in the trash (purge: removed everywhere)."""
 
     def forget_matching(self, query: str, space: str | None = None, yes: bool = False,
-                        limit: int | None = None) -> dict:
-        """The memories a query finds; removed only with yes=True (else: what would be removed)."""
+                        limit: int | None = None, purge: bool = False) -> dict:
+        """The memories whose text holds the query (removed only with yes=True) and those only similar (never)."""
+
+    def restore(self, id: str, space: str | None = None) -> dict:
+        """Put a forgotten (or corrected) memory back where it was, from the trash, and index it."""
+
+    def trash(self, space: str | None = None, scope: str = "all") -> dict:
+        """What forget removed and update replaced, newest first, kept for `trash_days`."""
 
     def import_notes(self, path: str, format: str | None = None, space: str | None = None, scope: str = "global",
                      dry_run: bool = False, progress=None, skip_bad: bool = False) -> dict:

@@ -62,7 +62,7 @@ def test_get_update_and_forget_refuse_ids_and_paths_of_another_space(make_memory
     assert mem.get("user/fact.md:3", space="alice")["text"] == ALICE
     assert mem.get("spaces/alice/user/fact.md:3", space="alice")["text"] == ALICE
     assert mem.get(alice.id, space="alice")["space"] == "alice"
-    assert mem.forget_matching("grey cat Miso piano", space="bob", yes=True)["memories"][0]["space"] == "bob"
+    assert [m["space"] for m in mem.forget_matching("grey cat", space="bob", yes=True)["memories"]] == ["bob"]
     assert ALICE in (mem.cfg.home / "spaces/alice/user/fact.md").read_text(encoding="utf-8")
     mem.update(alice.id, "Alice keeps a black cat called Miso.", space="alice")
     assert "black cat" in (mem.cfg.home / "spaces/alice/user/fact.md").read_text(encoding="utf-8")

@@ -52,14 +52,13 @@ def test_front_matter_aliases_are_searched(make_memory):
     assert "Fang Wang" in hits[0].section
 
 
-def test_forget_match_lists_what_search_ranks_first(make_memory):
+def test_forget_match_removes_what_holds_the_words_and_lists_the_rest_as_similar(make_memory):
     mem = make_memory({"user/fact.md": FAMILY})
-    kids = [m["text"] for m in mem.forget_matching("孩子")["memories"]]
-    assert any("女儿" in t for t in kids) and any("儿子" in t for t in kids) and any("孩子们" in t for t in kids)
-    assert not any("杭州" in t or "咖啡" in t for t in kids)
-    found = [h.id for h in mem.search("孩子", explain=True, bump=False)]
-    assert [m["id"] for m in mem.forget_matching("孩子")["memories"]] == found[:len(kids)]  # search's order
-    assert len(mem.forget_matching("我")["memories"]) < 7  # not every line that holds 我
+    res = mem.forget_matching("孩子")
+    assert [m["text"][14:] for m in res["memories"]] == ["孩子们周末喜欢去公园"]  # the words as written, no more
+    similar = [m["text"] for m in res["similar"]]
+    assert any("女儿" in t for t in similar) or any("儿子" in t for t in similar)  # close in meaning: listed apart
+    assert len(mem.forget_matching("我")["memories"]) == 6  # every line that holds 我 (not 孩子们…), as asked
 
 
 def test_space_names_differ_only_by_case_are_one_space(make_memory):

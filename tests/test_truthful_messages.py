@@ -75,13 +75,20 @@ def test_importance_out_of_range_is_said_in_front_matter_and_refused_on_add(tmp_
     assert sorted(p.name for p in home.rglob("*.md")) == before
 
 
-def test_get_of_a_forgotten_id_says_it_may_have_been_forgotten_and_where_it_looked(tmp_path):
+def test_get_of_a_forgotten_id_says_it_was_forgotten_or_where_it_looked(tmp_path):
     home = tmp_path / "home"
     added = mdmem("--home", str(home), "--create", "add", "The blue bicycle is in the shed.")
     mid = added.stdout.split(" id ")[-1].strip()
     assert mdmem("--home", str(home), "forget", mid).returncode == 0
-    line = one_line(mdmem("--home", str(home), "get", mid))
-    assert f"no memory with id {mid}" in line and "forgotten" in line and str(home) in line, line
+    line = one_line(mdmem("--home", str(home), "get", mid))  # the trash knows it
+    assert line.startswith(f"error: no memory with id {mid}: it was forgotten (") and "edited" not in line, line
+    assert f"`mdmem restore {mid}`" in line, line
+    added = mdmem("--home", str(home), "add", "The red kite is in the attic.")
+    mid = added.stdout.split(" id ")[-1].strip()
+    assert mdmem("--home", str(home), "forget", "--purge", mid).returncode == 0
+    line = one_line(mdmem("--home", str(home), "get", mid))  # purged: nothing knows it any more
+    assert f"no memory with id {mid} in the global store {home}" in line, line
+    assert "edited" in line and "forgotten" in line and "restore" not in line, line
 
 
 def test_daemon_refusals_and_log_events_tell_the_truth(tmp_path):
@@ -94,7 +101,11 @@ def test_daemon_refusals_and_log_events_tell_the_truth(tmp_path):
         mid = added["results"][0]["id"]
         assert status == 200 and srv.call("DELETE", f"/memories/{mid}")[0] == 200
         line = one_line(mdmem("--home", str(home), "get", mid, env=env))
-        assert line.startswith(f"error: no memory with id {mid}: it was forgotten (deleted 20") and "global store" in line, line
+        assert line.startswith(f"error: no memory with id {mid}: it was forgotten (") and "global store" in line, line
+        for entry in (home / ".trash").glob("*.json"):
+            entry.unlink()  # the trash entry expired: mem0's history still tells
+        line = one_line(mdmem("--home", str(home), "get", mid, env=env))
+        assert line.startswith(f"error: no memory with id {mid}: it was forgotten (deleted 20"), line
         # a project store that does not exist: exit 2, and the command it suggests works
         missing = tmp_path / "nowhere" / "proj"
         line = one_line(mdmem("--home", str(home), "--project", str(missing), "search", "x", env=env))

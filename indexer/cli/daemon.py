@@ -44,6 +44,20 @@ def serve(c: CliContext, debounce_ms, log_level, http, origins):
 def status(c: CliContext, scope, as_json):
     """Per store: files, chunks, pending events, last sync, and whether results may be stale."""
     output.per_store(backend(c).status(scope), as_json, _status_line)
+    if not as_json:
+        _say_background(c.config().home)
+
+
+def _say_background(home) -> None:
+    """Name the pid and log files when `mdmem start` started the daemon serving this store."""
+    from indexer.cli.background import files, serving_pid
+    pid_file, log_file = files(home)
+    try:
+        started = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return
+    if serving_pid(home) == started:
+        click.echo(f"started by `mdmem start`: pid {started} ({pid_file}), log {log_file}; `mdmem stop` stops it")
 
 
 def _status_line(name: str, s: dict) -> str:
@@ -76,7 +90,9 @@ decay = _pass_command(
     "decay", "Run the decay pass now: recompute every chunk's strength (evergreen notes stay at 1).",
     lambda r: f"{r['updated']} of {r['chunks']} chunks changed strength in {r['seconds']:.2f}s")
 cleanup = _pass_command(
-    "cleanup", "Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint. Never edits notes.",
+    "cleanup", "Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint, the trash past "
+    "trash_days. Never edits notes.",
     lambda r: f"{r['vanished_files']} vanished files ({r['chunks_removed']} chunks), {r['orphan_vectors']} orphan "
               f"vectors removed, {r['dead_aliases']} ids of forgotten memories dropped, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'} and optimised, WAL checkpointed "
-              f"in {r['seconds']:.2f}s")
+              f"in {r['seconds']:.2f}s" + (f"; {r['trash_expired']} forgotten memories left the trash"
+                                           if r.get("trash_expired") else ""))

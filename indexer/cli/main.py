@@ -195,8 +195,11 @@ def main() -> None:
         click.echo(f"error: {shortened(text, 40)!r} was read as an option; put -- before text that "
                    f"starts with -, e.g. {command} -- \"{shortened(text, 12)}\"", err=True)
         sys.exit(2)
-    except click.ClickException as exc:
+    except click.UsageError as exc:
         exc.message = shortened(exc.message)  # an argument is never echoed whole (a pasted 10 KB question)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:

@@ -1,4 +1,4 @@
-"""Command-line commands that read back and change single memories: `get`, `update`, `forget`."""
+"""Command-line commands that read back and change single memories: `get`, `update`, `forget`, `restore`, `trash`."""
 
 from __future__ import annotations
 
@@ -69,43 +69,104 @@ def update(c: CliContext, record_id, text, space, expected_hash, redact, as_json
     if res["redacted"]:
         warn(f"redacted: {', '.join(res['redacted'])}")
     click.echo(f"updated {_where(res)}" + (f", now id {res['id']}" if res.get("id") else ""))
+    click.echo(f"the old text is in the trash: mdmem restore {res['previous_id']} puts it back", err=True)
 
 
 @click.command()
 @click.argument("record_id", metavar="[ID]", required=False)
-@click.option("--match", "query", help="Forget what this query finds (lists it; add --yes to remove).")
+@click.option("--match", "query", help="Forget the memories whose text holds these words (Chinese as written); "
+                                       "lists them, add --yes to remove.")
 @click.option("--yes", is_flag=True, help="With --match: remove what it lists.")
-@click.option("--limit", "-n", type=int, help="With --match: most memories considered (default 10).")
+@click.option("--purge", is_flag=True, help="Remove everywhere at once: no copy in the trash, none in the history.")
+@click.option("--limit", "-n", type=int, help="With --match: most memories removed (default: all that hold it).")
 @SPACE
 @EXPECT
 @AS_JSON
 @pass_ctx
-def forget(c: CliContext, record_id, query, yes, limit, space, expected_hash, as_json):
-    """Remove memory ID from its note (headings and other lines stay), or what --match QUERY finds."""
+def forget(c: CliContext, record_id, query, yes, purge, limit, space, expected_hash, as_json):
+    """Remove memory ID from its note (headings and other lines stay), or the memories --match TEXT names.
+    A removed memory is kept in the trash (`mdmem trash`) and `mdmem restore ID` puts it back."""
     if bool(record_id) == bool(query):
-        raise InputError("give a memory ID or --match QUERY, e.g. mdmem forget --match \"old phone number\"")
+        raise InputError("give a memory ID or --match TEXT, e.g. mdmem forget --match \"old phone number\"")
     mem = backend(c)
     if record_id:
-        res = mem.forget(record_id, space=space, expected_hash=expected_hash)
+        res = mem.forget(record_id, space=space, expected_hash=expected_hash, purge=purge)
         if as_json:
             _echo_json(res)
-        else:
-            click.echo(f"forgot {_where(res)}: {' '.join(res['text'].split())[:120]}")
+            return
+        click.echo(f"{'purged' if purge else 'forgot'} {_where(res)}: {' '.join(res['text'].split())[:120]}")
+        if not purge:
+            click.echo(f"undo: mdmem restore {res['id']}", err=True)
         return
-    res = mem.forget_matching(query, space=space, yes=yes, limit=limit)
+    res = mem.forget_matching(query, space=space, yes=yes, limit=limit, purge=purge)
     if as_json:
         _echo_json(res)
         return
+    _tell_matching(res)
+
+
+def _tell_matching(res: dict) -> None:
     for s in res.get("skipped", []):
         warn(f"left {s['id']} ({s['uri']}) alone: {s['reason']}")
-    if not res["memories"]:
-        click.echo("nothing matches" if not res.get("skipped") else "nothing to forget", err=True)
-        return
-    verb = "forgot" if res["action"] == "forgotten" else "would forget"
+    verb = {"forgotten": "forgot", "purged": "purged"}.get(res["action"], "would forget")
     for m in res["memories"]:
         click.echo(f"{verb} {m['id']} {_where(m)}: {' '.join(m['text'].split())[:120]}")
-    if res["action"] != "forgotten":
-        click.echo(f"{res['count']} memories listed; run again with --yes to forget them", err=True)
+    for m in res.get("similar", []):
+        click.echo(f"similar, not removed: {m['id']} {_where(m)}: {' '.join(m['text'].split())[:120]}")
+    if not res["memories"]:
+        click.echo("no memory holds those words" + ("; forget one of the similar ones by its ID"
+                                                    if res.get("similar") else ""), err=True)
+    elif res["action"] == "would_forget":
+        click.echo(f"{res['count']} memories hold those words; run again with --yes to forget them", err=True)
+    elif res["action"] == "forgotten":
+        click.echo("undo: mdmem restore ID (mdmem trash lists them)", err=True)
+
+
+@click.command()
+@click.argument("record_id", metavar="[ID]", required=False)
+@click.option("--list", "listing", is_flag=True, help="List the trash instead (as `mdmem trash`).")
+@SPACE
+@AS_JSON
+@pass_ctx
+def restore(c: CliContext, record_id, listing, space, as_json):
+    """Put a forgotten (or corrected) memory back where it was, from the trash, and index it."""
+    if bool(record_id) == listing:
+        raise InputError("give the ID of a forgotten memory, or --list; e.g. mdmem restore 0c1add3a148d506e")
+    if listing:
+        _show_trash(backend(c).trash(space=space), as_json)
+        return
+    res = backend(c).restore(record_id, space=space)
+    if as_json:
+        _echo_json(res)
+        return
+    where = {"in_place": "where it was", "replaced": "in place of the text that corrected it (kept in the trash)",
+             "appended": "at the end of the note under '## Restored': the lines around it changed",
+             "recreated": "in the note made again: it had been deleted",
+             "present": "already in the note: nothing written"}[res["placed"]]
+    now = f", id {res['id']}" if res.get("id") else ""
+    click.echo(f"restored {_where(res)} {where}{now}: {' '.join(res['text'].split())[:120]}")
+
+
+@click.command()
+@SPACE
+@SCOPE
+@AS_JSON
+@pass_ctx
+def trash(c: CliContext, space, scope, as_json):
+    """List what forget removed and update replaced, newest first; `mdmem restore ID` puts one back."""
+    _show_trash(backend(c).trash(space=space, scope=scope), as_json)
+
+
+def _show_trash(res: dict, as_json: bool) -> None:
+    if as_json:
+        _echo_json(res)
+        return
+    for e in res["entries"]:
+        what = "corrected" if e["reason"] == "update" else "forgotten"
+        click.echo(f"{e['id']}  {what} {e['removed_at']}  [{e['store']}] {e['uri']}:{e['start_line']}  "
+                   f"{' '.join(e['text'].split())[:100]}")
+    click.echo(f"{res['count']} in the trash, each kept {res['trash_days']:g} days; mdmem restore ID puts one back",
+               err=True)
 
 
 @click.command()

@@ -17,7 +17,7 @@ from starlette.routing import Mount, Route
 
 from indexer import log
 from indexer.daemon import http_guard as guard
-from indexer.daemon import mem0_api, mem0_platform
+from indexer.daemon import mem0_api, mem0_platform, recall_api
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
@@ -91,6 +91,7 @@ MEM0_ROUTES = [
     ("/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
     ("/memories/{memory_id}", ["PUT"], mem0_api.update, {"params": ID, "body": True}),
     ("/memories/{memory_id}", ["DELETE"], mem0_api.delete, {"params": ID}),
+    ("/memories/{memory_id}/restore", ["POST"], mem0_api.restore, {"params": ID}),
     # the platform's, which mem0ai's MemoryClient and AsyncMemoryClient call
     ("/v1/ping", ["GET"], mem0_platform.ping, {}),
     ("/v3/memories/add", ["POST"], mem0_platform.add, {"body": True}),
@@ -106,10 +107,13 @@ MEM0_ROUTES = [
     ("/v1/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
     ("/v1/memories/{memory_id}", ["PUT"], mem0_api.update, {"params": ID, "body": True}),
     ("/v1/memories/{memory_id}", ["DELETE"], mem0_api.delete, {"params": ID}),
+    ("/v1/memories/{memory_id}/restore", ["POST"], mem0_api.restore, {"params": ID}),
     ("/v1/batch", ["PUT"], mem0_platform.batch_update, {"body": True}),
     ("/v1/batch", ["DELETE"], mem0_platform.batch_delete, {"body": True}),
     ("/v1/entities", ["GET"], mem0_platform.entities, {}),
     ("/v2/entities/{kind}/{name}", ["DELETE"], mem0_platform.delete_entity, {"params": ("kind", "name")}),
+    # mdmem's own: the recall block every client injects (SillyTavern's extension, OpenClaw's plugin)
+    ("/v1/recall", ["POST"], recall_api.recall, {"body": True}),
 ]
 
 

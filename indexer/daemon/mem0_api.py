@@ -8,6 +8,7 @@ from indexer.daemon import mem0_events as history_log
 from indexer.errors import ConflictError, InputError, NotFoundError
 from indexer.models import sha256_text
 from indexer.notes import item_metadata
+from indexer.notes import trash as trash_files
 from indexer.notes.append import strip_item
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS, owner_of
 from indexer.memories.get import record_date
@@ -190,6 +191,16 @@ def delete(mem, memory_id: str) -> dict:
     text, meta = item_metadata.split(gone.get("text", ""))
     history_log.record(mem.cfg.home, "DELETE", [memory_id, gone.get("id")], mem0_text(text), None, space, meta)
     return {"message": "Memory deleted successfully"}
+
+
+def restore(mem, memory_id: str) -> dict:
+    """POST /memories/{id}/restore: a deleted (or updated) memory's old text back where it was, from the trash."""
+    space = next((e["space"] for st in mem.stores(SCOPE) if (e := trash_files.find(st.root, memory_id))), None)
+    res = mem.restore(memory_id, space=space)
+    text, meta = item_metadata.split(res["text"])
+    history_log.record(mem.cfg.home, "ADD", [memory_id, res.get("id")], None, mem0_text(text), space, meta)
+    return {"id": res.get("id"), "memory": mem0_text(text), "restored_from": memory_id, "user_id": space,
+            "message": "Memory restored successfully"}
 
 
 def delete_all(mem, query: dict) -> dict:

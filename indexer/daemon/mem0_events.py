@@ -9,9 +9,10 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from indexer.notes.trash import HISTORY_FILE, history_lock
 from indexer.private_files import open_private
 
-FILE = ".mem0-history.jsonl"  # a dot file: never indexed, and the old text of an update is kept in it
+FILE = HISTORY_FILE  # a dot file: never indexed, and the old text of an update is kept in it (purge scrubs it)
 _LOCK = threading.Lock()  # HTTP handlers run on a thread pool: one line at a time
 
 
@@ -22,7 +23,7 @@ def record(home: Path, event: str, ids: list[str], old: str | None, new: str | N
                        "old_memory": old, "new_memory": new, "space": space, "metadata": metadata,
                        "created_at": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")},
                       ensure_ascii=False)
-    with _LOCK, os.fdopen(open_private(Path(home) / FILE), "a", encoding="utf-8") as f:
+    with _LOCK, history_lock(home), os.fdopen(open_private(Path(home) / FILE), "a", encoding="utf-8") as f:
         f.write(line + "\n")
         f.flush()
         os.fsync(f.fileno())

@@ -281,7 +281,7 @@ class StoreWriter(threading.Thread):
         return result
 
     def _job_cleanup(self, payload, reply):
-        result = cleanup_store(self._st)
+        result = cleanup_store(self._st, self.cfg.trash_days)
         self._log.info("cleanup_pass", **{k: v for k, v in result.items() if k != "store"})
         return result
 

@@ -1,4 +1,4 @@
-"""The memory as an MCP server: eight tools with annotations and plain errors, and every note as a live resource."""
+"""The memory as an MCP server: ten tools with annotations and plain errors, and every note as a live resource."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ INSTRUCTIONS = (
     "is wrong, memory_update it by id (pass the hash from memory_get to be safe); when a fact changed (a move, "
     "a new number), memory_add the new value with supersedes=<old id> so the old one stays visible as history "
     "(memory_history); memory_forget "
-    "removes one by id, or lists what a query finds and removes it only with confirm=true. Use space to keep "
+    "removes one by id, or lists the memories holding a query's words and removes them only with confirm=true; "
+    "memory_restore puts a removed one back. Use space to keep "
     "one user's or character's memories apart, scope to pick the global or project store.")
 
 Scope = Literal[SCOPES]
@@ -211,16 +212,31 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
     @server.tool(title="Forget", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
                                                              idempotent_hint=True, open_world_hint=False))
     def memory_forget(id: Annotated[str | None, Field(description="The memory to remove")] = None,
-                      query: Annotated[str | None, Field(description="Instead of an id: forget what this finds")] = None,
+                      query: Annotated[str | None, Field(description="Instead of an id: the words the memories to "
+                                                                     "forget hold (Chinese as written)")] = None,
                       confirm: Annotated[bool, Field(description="With query: remove what it finds "
                                                                  "(without: only list it)")] = False,
-                      space: Space = None, expected_hash: Hash = None) -> dict:
-        """Remove one memory by id from its note, or list (confirm=false) and remove (confirm=true) what a query finds."""
+                      space: Space = None, expected_hash: Hash = None,
+                      purge: Annotated[bool, Field(description="Remove everywhere at once, with no copy kept "
+                                                               "for memory_restore")] = False) -> dict:
+        """Remove one memory by id from its note, or list (confirm=false) and remove (confirm=true) the memories
+        whose text holds the query's words; those only similar in meaning are listed apart and never removed.
+        A removed memory stays restorable (memory_restore) unless purge=true."""
         if bool(id) == bool(query):
             return error("Give either id or query.")
         if id:
-            return run(lambda mem: mem.forget(id, space=space, expected_hash=expected_hash))
-        return run(lambda mem: mem.forget_matching(query, space=space, yes=confirm))
+            return run(lambda mem: mem.forget(id, space=space, expected_hash=expected_hash, purge=purge))
+        return run(lambda mem: mem.forget_matching(query, space=space, yes=confirm, purge=purge))
+
+    @server.tool(title="Restore a forgotten memory", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
+    def memory_restore(id: Annotated[str | None, Field(description="The id memory_forget (or memory_update, for "
+                                                                   "the old text) answered; omitted: list the trash")] = None,
+                       space: Space = None) -> dict:
+        """Put a forgotten or corrected memory back where it was in its note; without id, list what can be restored."""
+        if not id:
+            return run(lambda mem: mem.trash(space=space))
+        return run(lambda mem: mem.restore(id, space=space))
 
     @server.tool(title="Recent memories", annotations=READ)
     def memory_recent(limit: Limit = 10, scope: Scope = "all", space: Space = None, compact: Compact = False) -> dict:

@@ -1,4 +1,4 @@
-"""`update` and `forget`: change or remove one memory's lines in its note, checked, then index the note."""
+"""`update`: change one memory's lines in its note, checked, its old text kept in the trash; and what forget shares."""
 
 from __future__ import annotations
 
@@ -12,22 +12,18 @@ from indexer.models import sha256_text
 from indexer.notes.append import strip_item
 from indexer.notes.edit_lines import LineEdit, edit_lines, note_lines, note_target, range_text
 from indexer.notes.privacy import screen
+from indexer.notes import trash
 from indexer.notes.scanner import read_note
 from indexer.notes.spaces import space_name, space_of
 from indexer.memories.add import MAX_ADD_CHARS
-from indexer.memories.get import find_record, record_dict
-from indexer.retrieval.query import make_query
-from indexer.retrieval.search import search
+from indexer.memories.get import find_record
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
-# --match lists what search ranks near its best hit (sharing words, or as close in meaning as recall asks):
-# the children's memories for 孩子 (女儿, 儿子: cosine 0.25-0.36, half the best score), not every line with 我
-FORGET_SHARE = 0.4
 
 
 @dataclass(frozen=True)
-class _Body:
+class Body:
     """The memory's own lines inside its record: the headings a chunk starts with are the note's, not its."""
 
     start: int
@@ -36,10 +32,11 @@ class _Body:
 
 
 def update_memory(record_id: str, text: str, *, stores: list[Store], writes, warn, space: str | None = None,
-                  expected_hash: str | None = None, redact: bool = False) -> dict:
+                  expected_hash: str | None = None, redact: bool = False, keep: bool = True) -> dict:
     """Replace one memory's text in its note (a list item keeps its marker and date) and index it now.
 
-    `writes` changes the index (at once in-process, as writer jobs under the daemon).
+    `writes` changes the index (at once in-process, as writer jobs under the daemon); with keep, the old
+    text goes to the trash first (a line struck through by a newer value stays in its note: no need).
     """
     if not isinstance(text, str) or not text.strip():
         raise InputError("give the memory's new text; to remove it use forget")
@@ -47,12 +44,19 @@ def update_memory(record_id: str, text: str, *, stores: list[Store], writes, war
         raise InputError(f"new text is {len(text)} characters; keep one memory under {MAX_ADD_CHARS}")
     text, redacted = screen(text.strip(), redact)  # before anything touches the note
     writes.settle_counts([s.name for s in stores])  # the counters read below are carried to the new record
-    st, row, body = _checked_record(stores, record_id, space_name(space), expected_hash)
+    st, row, body, lines = checked_record(stores, record_id, space_name(space), expected_hash)
     new = _as_item(body.text, text)
     target = note_target(st.name, st.root, row["uri"])
-    edit_lines(target, [LineEdit(body.start, body.end, body.text, new)])
+    if keep:  # the text it had can be put back (`restore`) until the trash lets it go
+        trash.keep(st.root, trash_entry(st, row, body, lines, "update", replaced_by=new))
+    try:
+        edit_lines(target, [LineEdit(body.start, body.end, body.text, new)])
+    except MdmemError:
+        if keep:
+            trash.drop(st.root, row["id"])
+        raise
     end = body.start + new.count("\n")
-    indexed, new_id = _index_note(writes, target, warn, carry=(row, body.start))
+    indexed, new_id = index_note(writes, target, warn, carry=(row, body.start))
     fresh = sql.chunks_by_ids(st.con, [new_id]) if new_id else []
     return {"action": "updated", "id": new_id, "previous_id": row["id"],
             "uri": row["uri"], "store": st.name, "space": space_of(row["uri"]), "start_line": body.start,
@@ -60,62 +64,9 @@ def update_memory(record_id: str, text: str, *, stores: list[Store], writes, war
             "redacted": redacted, "indexed": indexed}
 
 
-def forget_memory(record_id: str, *, stores: list[Store], writes, warn, space: str | None = None,
-                  expected_hash: str | None = None) -> dict:
-    """Remove one memory's lines from its note (its headings stay) and drop it from the index now."""
-    st, row, body = _checked_record(stores, record_id, space_name(space), expected_hash)
-    target = note_target(st.name, st.root, row["uri"])
-    edit_lines(target, [LineEdit(body.start, body.end, body.text, None)])
-    indexed, _ = _index_note(writes, target, warn)
-    return {"action": "forgotten", "id": row["id"], "uri": row["uri"], "store": st.name,
-            "space": space_of(row["uri"]), "start_line": body.start, "end_line": body.end, "text": body.text,
-            "indexed": indexed}
-
-
-def forget_matching(query: str, *, stores: list[Store], embedder, cfg, writes, warn, space: str | None = None,
-                    yes: bool = False, limit: int | None = None) -> dict:
-    """The memories a query finds (sharing its words, or close in meaning); removed only with yes.
-
-    A memory that cannot be removed on its own (several items in one chunk, or changed since it
-    was indexed) is listed under "skipped" with the reason, and left alone.
-    """
-    q = make_query(cfg, query, limit=limit, space=space)
-    hits = search(stores, embedder, cfg, q)
-    best = max((h.score for h in hits), default=0.0)
-    hits = [h for h in hits if h.score >= FORGET_SHARE * best and (
-        h.signals.get("bm25") is not None or (h.signals.get("cosine") or 0.0) >= cfg.recall_weak_cosine)]
-    order = {h.id: i for i, h in enumerate(hits)}
-    by_store = {st.name: st for st in stores}
-    notes: dict[tuple[str, str], list[str]] = {}
-    for h in hits:
-        notes.setdefault((h.store, h.uri), []).append(h.id)
-    memories, skipped, edits = [], [], {}
-    for (name, uri), ids in notes.items():  # one read and one edit per note
-        st = by_store[name]
-        lines = note_lines(read_note(st.root / uri, uri)[0])
-        for row in sql.chunks_by_ids(st.con, ids):
-            try:
-                if range_text(lines, row["start_line"], row["end_line"]) != row["content"]:
-                    raise ConflictError("the note changed since it was indexed")
-                body = _body(lines, row)
-            except (InputError, ConflictError) as exc:
-                skipped.append({"id": row["id"], "uri": uri, "store": name, "reason": str(exc)})
-                continue
-            edits.setdefault((name, uri), []).append(LineEdit(body.start, body.end, body.text, None))
-            memories.append({**record_dict(name, row), "text": body.text, "start_line": body.start,
-                             "end_line": body.end})
-    if yes:
-        for (name, uri), note_edits in edits.items():
-            target = note_target(name, by_store[name].root, uri)
-            edit_lines(target, note_edits)
-            _index_note(writes, target, warn)
-    memories.sort(key=lambda m: order.get(m["id"], len(order)))  # in search's order, best first
-    return {"action": "forgotten" if yes else "would_forget", "query": query, "count": len(memories),
-            "memories": memories, "skipped": skipped}
-
-
-def _checked_record(stores, record_id, space, expected_hash) -> tuple[Store, dict, _Body]:
-    """The record, refused when its note no longer holds what the index (or the caller) last saw."""
+def checked_record(stores, record_id, space, expected_hash) -> tuple[Store, dict, Body, list[str]]:
+    """The record, its body and its note's lines; refused when the note no longer holds what the index (or the
+    caller) last saw."""
     st, row = find_record(stores, record_id, space)
     lines = note_lines(read_note(st.root / row["uri"], row["uri"])[0])
     now = range_text(lines, row["start_line"], row["end_line"])
@@ -125,10 +76,17 @@ def _checked_record(stores, record_id, space, expected_hash) -> tuple[Store, dic
     if expected_hash is not None and expected_hash != sha256_text(now):
         raise ConflictError(f"memory {record_id} changed since it was read (its hash differs); get it again "
                             "and retry")
-    return st, row, _body(lines, row)
+    return st, row, body_of(lines, row), lines
 
 
-def _body(lines: list[str], row: dict) -> _Body:
+def trash_entry(st: Store, row: dict, body: Body, lines: list[str], reason: str, replaced_by: str | None = None) -> dict:
+    """What the trash keeps of a memory's removed lines: the text, where it was, and the ids that named it."""
+    return {"id": row["id"], "ids": sql.ids_naming(st.con, row["id"]), "store": st.name, "uri": row["uri"],
+            "space": space_of(row["uri"]), "start_line": body.start, "end_line": body.end, "text": body.text,
+            "reason": reason, "replaced_by": replaced_by, **trash.context(lines, body.start, body.end)}
+
+
+def body_of(lines: list[str], row: dict) -> Body:
     start, end = row["start_line"], row["end_line"]
     while start <= end and (not lines[start - 1].strip() or _HEADING.match(lines[start - 1])):
         start += 1
@@ -141,7 +99,7 @@ def _body(lines: list[str], row: dict) -> _Body:
     if units > 1:  # one text cannot stand for several: the others would be lost
         raise InputError(f"memory {row['id']} holds {units} separate items ({row['uri']} lines {start}-{end}); "
                          "change one of them in the note itself")
-    return _Body(start, end, range_text(lines, start, end))
+    return Body(start, end, range_text(lines, start, end))
 
 
 def _units(lines: list[str]) -> int:
@@ -170,7 +128,7 @@ def _as_item(old: str, text: str) -> str:
     return "\n".join([prefix + lines[0].strip()] + [(indent + ln.rstrip()) if ln.strip() else "" for ln in lines[1:]])
 
 
-def _index_note(writes, target, warn, carry: tuple[dict, int] | None = None) -> tuple[bool, str | None]:
+def index_note(writes, target, warn, carry: tuple[dict, int] | None = None) -> tuple[bool, str | None]:
     """Index the edited note now: (indexed, the id of the record now at the carried line, or None).
 
     With carry (old row, first line) that record keeps the old counters. The note is written

@@ -13,6 +13,7 @@ from indexer.index.stores import Store
 from indexer.models import sha256_text
 from indexer.notes.edit_lines import note_lines, range_text
 from indexer.notes.scanner import read_note
+from indexer.notes import trash
 from indexer.notes.spaces import in_space, space_name, space_of, space_uri
 
 ID = re.compile(r"^[0-9a-f]{16}$")
@@ -20,7 +21,6 @@ ID = re.compile(r"^[0-9a-f]{16}$")
 _REF = re.compile(r"^(?P<uri>.+?)(?:(?::|#L)(?P<start>\d+)(?:-L?(?P<end>\d+))?)?$")
 _STAMP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?:(?P<day>\d{4}-\d{2}-\d{2})\s?)?(?P<time>\d{1,2}:\d{2})?:\s")
 _DAY_NOTE = re.compile(r"(?:^|/)journal/(\d{4}-\d{2}-\d{2})\.md$")
-HISTORY_FILE = ".mem0-history.jsonl"  # mem0's history beside the notes (daemon/mem0_events writes it)
 COUNTERS = ("importance", "reinforcement", "access_count", "accessed_at", "strength", "created_at", "updated_at")
 
 
@@ -51,6 +51,11 @@ def not_found(stores: list[Store], record_id: str, space: str | None = None) -> 
     """An id no store holds: forgotten when a store's record says so, else where it was looked for and both
     ways an id goes away (edits change ids, as the id is a hash of the text; forget removes them)."""
     record_id = str(record_id).strip()
+    kept = next(((st, e) for st in stores if (e := trash.find(st.root, record_id)) and not e.get("replaced_by")),
+                None)
+    if kept is not None:
+        return NotFoundError(f"no memory with id {record_id}: it was forgotten ({kept[1].get('removed_at') or 'earlier'}, "
+                             f"{kept[0].name} store); `mdmem restore {record_id}` puts it back")
     gone = forgotten(stores, record_id)
     if gone is not None:
         return NotFoundError(f"no memory with id {record_id}: it was forgotten ({gone[1]}, {gone[0]} store); "
@@ -61,10 +66,10 @@ def not_found(stores: list[Store], record_id: str, space: str | None = None) -> 
 
 
 def forgotten(stores: list[Store], record_id: str) -> tuple[str, str] | None:
-    """(store, when) where a store's record names this id as forgotten: a DELETE in mem0's history."""
+    """(store, when) where mem0's history names this id as deleted (its trash entry may have expired)."""
     for st in stores:
         try:
-            with open(st.root / HISTORY_FILE, encoding="utf-8") as f:
+            with open(st.root / trash.HISTORY_FILE, encoding="utf-8") as f:
                 for line in f:
                     if record_id not in line:
                         continue  # most lines: no JSON parsed

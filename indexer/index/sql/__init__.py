@@ -14,7 +14,7 @@ from indexer.index.sql.records import (  # noqa: F401
 )
 from indexer.index.sql.queries import (  # noqa: F401
     has_spaces, fts_search, vector_search, ids_passing, any_dated, count_where, vec_rowids_where, find_similar, vectors_with_uri,
-    chunk_exists, chunks_by_ids, KNN_MAX,
+    chunk_exists, chunks_by_ids, chunks_holding, KNN_MAX,
 )
 from indexer.index.sql.text_stats import (  # noqa: F401
     chunk_count, term_doc_counts, term_doc_count_upto, phrase_doc_counts, content_terms,

@@ -59,6 +59,13 @@ def with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
     return where + " AND (c.uri < ? OR c.uri >= ?)", [*params, low, high]
 
 
+def chunks_holding(con, parts: list[str], space: str | None) -> list[dict]:
+    """Records whose text holds every part (lower-case ASCII words and Chinese as written), in note order."""
+    where = "".join(" AND instr(lower(c.content), ?) > 0" for _ in parts)
+    where, params = with_space(where, list(parts), space)
+    return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE 1" + where + " ORDER BY c.uri, c.start_line", params)
+
+
 def has_spaces(con) -> bool:
     """Whether any note of this store lives in a named space (else the default space is every row)."""
     return bool(db.rows(con, "SELECT 1 FROM chunks WHERE uri >= ? AND uri < ? LIMIT 1", space_bounds("")))
