@@ -66,9 +66,14 @@ def test_every_file_a_run_leaves_in_the_stores_is_private_and_a_users_note_keeps
             mdmem("forget", "--match", "spare key", "--yes")
             mdmem("import", str(MEM0))
             mdmem("search", "orchids")
+        for command in ("start", "stop"):  # the background daemon's log and pid files
+            done = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), command], env=env,
+                                  capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr
     finally:
         os.umask(old)
     assert (home / ".mem0-history.jsonl").is_file() and (home / ".http-token").is_file()
+    assert (home / ".mdmem-serve.log").is_file() and any((home / ".trash").iterdir())
     assert any(p.name.endswith(".md") for p in (home / "spaces").rglob("*"))  # the import wrote its notes
     assert _mode(mine) == 0o755 and _mode(mine / "team.md") == 0o644  # the user's note, rewritten twice
     assert "The standup is at ten." not in (mine / "team.md").read_text(encoding="utf-8")
