@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from indexer.cli.common import CliContext, pass_ctx
+from indexer.private_files import open_private
 
 PID_NAME = ".mdmem-serve.pid"  # dot names in the global store: never taken for notes, private like the index
 LOG_NAME = ".mdmem-serve.log"
@@ -65,12 +66,12 @@ def _alive(pid: int) -> bool:
 def _open_log(path: Path) -> int:
     if path.exists() and path.stat().st_size > LOG_KEEP_BYTES:
         os.replace(path, path.with_name(path.name + ".1"))
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return open_private(path)  # the log names notes and quotes their problems: private like them
 
 
 def _write_private(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.replace(tmp, path)
