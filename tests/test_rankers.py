@@ -10,7 +10,7 @@ from indexer import config
 from indexer.errors import ConfigError
 from indexer.notes.memory_items import text_to_embed
 from indexer.notes.textseg import mostly_han
-from indexer.retrieval.e5_stage import blend
+from indexer.retrieval.ranker_stage import blend
 from model_servers import ModelServer
 
 PETS = {"user/pets.md": "---\ntype: fact\n---\n# Facts\n\n"
@@ -126,6 +126,19 @@ def test_a_second_embedder_ranks_by_its_own_cosine(make_memory):
         assert [h.explain["ranker_score"] for h in hits] == pytest.approx([h.explain["cosine"] for h in hits], abs=1e-4)
 
 
+def test_the_blend_is_the_one_e5_has(make_memory):
+    """Given e5's own cosines (one script: no cross-script allowance), the blend ranks and scores as the e5 stage."""
+    chinese = {"user/pets.md": "\n".join(ln for ln in PETS["user/pets.md"].splitlines() if "2026-10-02" not in ln)}
+    plain = make_memory(global_notes=chinese, ranker="none")
+    with_e5 = make_memory(global_notes=chinese)
+    for q in ("我家的鸟叫什么名字？", "外婆多大年纪了？"):
+        first, e5_hits = run(plain, q, limit=10), run(with_e5, q, limit=10)
+        cos = {h.id: h.explain["e5_cosine"] for h in e5_hits}
+        mine = blend(first, np.array([cos[h.id] for h in first]), True)
+        assert [h.id for h in mine] == [h.id for h in e5_hits] != [h.id for h in first]
+        assert [h.score for h in mine] == pytest.approx([h.score for h in e5_hits], abs=1e-5)
+
+
 @pytest.fixture(scope="module")
 def cross_encoder(tmp_path_factory):
     """A real, tiny CrossEncoder: the bundled MiniLM with a fresh one-label head, saved as a model folder
@@ -146,7 +159,7 @@ def test_a_cross_encoder_scores_each_pair_and_blends_as_e5_does(make_memory, cro
     for q in ASKED:
         first = run(plain, q, limit=10)  # every candidate: the stage's pool (30) holds them all
         want = model.predict([(q, text_to_embed(h.content, h.kind, h.section)) for h in first], show_progress_bar=False)
-        expected = blend(first, np.asarray(want, dtype=float), mostly_han(q), [{}] * len(first))
+        expected = blend(first, np.asarray(want, dtype=float), mostly_han(q))
         hits = run(mem, q, limit=10)
         assert [h.id for h in hits] == [h.id for h in expected] != [h.id for h in first]
         assert [h.score for h in hits] == pytest.approx([h.score for h in expected], abs=1e-5)

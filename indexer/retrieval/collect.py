@@ -54,8 +54,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
         st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit, made) if want_vec else None
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
-                e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and cfg.ranker == "e5"
-                and want_vec else None)
+                e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     for st in stores:
         if want_text:
             pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb, made)

@@ -71,21 +71,13 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
     cos = np.where(np.isnan(cos), np.nanmin(cos), cos)
     han = aq.mostly_han
     fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
-    return blend(ranked, fair, han, [{"e5_cosine": round(float(c), 6)} for c in cos])
-
-
-def blend(ranked: list, stage: np.ndarray, han: bool, signals: list[dict]) -> list:
-    """The top len(stage) hits re-scored (1-a)·minmax(score) + a·minmax(stage), a by the hit's kind and the
-    question's language (han), each given its signals; returns new hits in the new order, the rest after."""
-    pool = len(stage)
-    top = ranked[:pool]
     base = np.array([x.score for x in top])
     weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
-    s = (1 - weight) * _minmax(base) + weight * _minmax(np.asarray(stage, dtype=float))
+    s = (1 - weight) * _minmax(base) + weight * _minmax(fair)
     lo = max((x.score for x in ranked[pool:]), default=0.0)
     # keep every re-scored hit above the ones outside the pool, on the pool's own score range
-    out = [replace(x, score=float(lo + (top[0].score - lo) * (0.05 + 0.95 * v) if top[0].score > lo else x.score),
-                   signals={**x.signals, **sig}) for x, v, sig in zip(top, s, signals)]
+    out = [_rescore(x, lo + (top[0].score - lo) * (0.05 + 0.95 * v) if top[0].score > lo else x.score, c)
+           for x, v, c in zip(top, s, cos)]
     order = np.argsort(-s, kind="stable")
     return [out[i] for i in order] + ranked[pool:]
 
@@ -93,3 +85,7 @@ def blend(ranked: list, stage: np.ndarray, han: bool, signals: list[dict]) -> li
 def _minmax(xs: np.ndarray) -> np.ndarray:
     lo, hi = float(xs.min()), float(xs.max())
     return (xs - lo) / (hi - lo) if hi > lo else np.ones_like(xs)
+
+
+def _rescore(hit, score: float, cosine: float):
+    return replace(hit, score=float(score), signals={**hit.signals, "e5_cosine": round(float(cosine), 6)})

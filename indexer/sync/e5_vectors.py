@@ -25,8 +25,7 @@ def bind(st: Store) -> bool:
 
 def after_sync(st: Store, cfg, limit: int | None) -> int:
     """A sync's last step: embed up to limit new texts for the stage (all when None)."""
-    # another ranking model reads the candidates' text itself: e5 vectors would only cost the build
-    if not getattr(cfg, "rerank", True) or getattr(cfg, "ranker", "e5") != "e5" or st.readonly or not bind(st):
+    if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
         return 0
     return fill(st, limit)
 
