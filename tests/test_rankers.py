@@ -1,6 +1,10 @@
 """The ranking stage with a configured model: a /rerank endpoint, a second embedder, a CrossEncoder; a ranker
 that fails leaves the first stage's order and says why."""
 
+import json
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -11,6 +15,7 @@ from indexer.errors import ConfigError
 from indexer.notes.memory_items import text_to_embed
 from indexer.notes.textseg import mostly_han
 from indexer.retrieval.ranker_stage import blend
+from conftest import write_notes
 from model_servers import ModelServer
 
 PETS = {"user/pets.md": "---\ntype: fact\n---\n# Facts\n\n"
@@ -195,3 +200,20 @@ def test_ranker_settings_come_from_the_environment(tmp_path):
     cfg = config.load(home=tmp_path, env={"MDMEM_RANKER": "rerank", "MDMEM_RANKER_BASE_URL": "http://127.0.0.1:9",
                                           "MDMEM_RANKER_MAX_RETRIES": "0"})
     assert (cfg.ranker, cfg.ranker_base_url, cfg.ranker_max_retries) == ("rerank", "http://127.0.0.1:9", 0)
+
+
+def test_the_command_line_answers_and_warns_when_the_ranker_is_down(tmp_path, server):
+    home = tmp_path / "home"
+    write_notes(home, PETS)
+    server.down = True
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "MDMEM_RANKER": "rerank", "MDMEM_RANKER_BASE_URL": server.url,
+           "MDMEM_RANKER_MAX_RETRIES": "0"}
+    mdmem = [sys.executable, "-m", "indexer", "--home", str(home)]
+    assert subprocess.run([*mdmem, "index"], env=env, capture_output=True, timeout=300).returncode == 0
+    r = subprocess.run([*mdmem, "search", "坐车时我有什么毛病？", "--json", "--explain"], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    hits = json.loads(r.stdout)["results"]
+    assert hits and all("did not answer" in h["explain"]["ranker_error"] for h in hits)
+    assert "ranked without the ranking model" in r.stderr and "did not answer" in r.stderr
+    assert server.count("/rerank") == 1
