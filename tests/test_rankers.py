@@ -119,7 +119,7 @@ def test_a_key_is_read_from_the_named_variable_and_never_shown(make_memory, usem
         hits = run(make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=srv.url, ranker_model="k3",
                                ranker_api_key_env="MDMEM_TEST_RERANK_KEY"), q)
         assert ASKED[q] in hits[0].content and "ranker_error" not in hits[0].explain
-        assert srv.requests[-1]["headers"]["Authorization"] == "Bearer sk-test-123"
+        assert srv.requests[-1]["headers"]["authorization"] == "Bearer sk-test-123"
 
 
 def test_a_second_embedder_ranks_by_its_own_cosine(make_memory):

@@ -9,8 +9,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from indexer.embedder import load_embedder
 from indexer.errors import EmbedderError, ProviderError
+from indexer.providers import load_embedder
 
 KEPT = 4096  # passage vectors kept by content: a search re-scores 30, and the same notes come back often
 
