@@ -10,6 +10,7 @@ import pytest
 
 from conftest import write_notes
 from indexer.errors import ProviderError
+from indexer.providers import usage
 from indexer.providers.llm import as_query
 from model_servers import ModelServer
 
@@ -63,6 +64,8 @@ def test_a_weak_chinese_question_is_rewritten_in_chinese_and_the_answer_searched
     prompt = srv.prompt()
     assert "那她今年多大了？" in prompt and "我想聊聊我姥姥" in prompt  # the question and the conversation
     assert "Chinese" in body["messages"][0]["content"] and "query only" in body["messages"][0]["content"]
+    logged = [r for r in usage.totals(mem.cfg.home) if r["role"] == "llm"]
+    assert [(r["provider"], r["model"], r["calls"], r["failed"]) for r in logged] == [("openai", "stub-chat", 1, 0)]
 
 
 def test_an_english_question_asks_for_its_own_language_through_ollama(make_memory):

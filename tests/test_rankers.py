@@ -13,6 +13,7 @@ import pytest
 from indexer import config
 from indexer.errors import ConfigError
 from indexer.notes.memory_items import text_to_embed
+from indexer.providers import usage
 from indexer.notes.textseg import mostly_han
 from indexer.retrieval.ranker_stage import blend
 from conftest import write_notes
@@ -67,6 +68,8 @@ def test_a_rerank_endpoint_puts_its_best_passage_first(make_memory, server, usem
     assert body["model"] == "stub-reranker" and body["query"] == next(iter(ASKED))
     assert body["top_n"] == len(body["documents"]) >= 8  # every candidate the first stage kept
     assert "我晕车，坐长途大巴必须吃药。" in body["documents"]  # memories as the embedder reads them: no date stamp
+    logged = [r for r in usage.totals(mem.cfg.home) if r["role"] == "ranker"]
+    assert [(r["provider"], r["model"], r["calls"], r["failed"]) for r in logged] == [("rerank", "stub-reranker", 2, 0)]
 
 
 def test_a_ranker_that_does_not_answer_leaves_the_first_stage_and_rests(make_memory, server):
@@ -81,6 +84,7 @@ def test_a_ranker_that_does_not_answer_leaves_the_first_stage_and_rests(make_mem
     # the first question waited out its tries; the next one did not ask the server again
     assert server.count("/rerank") == 2
     assert "not asked again" in run(mem, "anything at all")[0].explain["ranker_error"]
+    assert [(r["calls"], r["failed"]) for r in usage.totals(mem.cfg.home) if r["role"] == "ranker"] == [(1, 1)]
 
 
 def test_a_slow_ranker_times_out_into_the_first_stage(make_memory, server):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 
 from indexer.errors import ProviderError
+from indexer.providers import usage
 from indexer.providers.http_json import post_json
-from indexer.providers.rankers import api_key
+from indexer.providers.rankers import api_key, counted_tokens
 
 DEFAULT_URLS = {"openai": "https://api.openai.com", "ollama": "http://localhost:11434"}
 
@@ -45,8 +47,13 @@ def chat(cfg, messages: list[dict]) -> str:
         body = {"model": cfg.llm_model, "messages": messages, "stream": False, "options": {"temperature": 0}}
     else:
         raise ProviderError(f"no LLM is configured (llm = {cfg.llm!r}); set provider in [llm] to openai or ollama")
-    got = post_json(url, body, headers=api_key(cfg.llm_api_key_env, where), timeout_s=cfg.llm_timeout_s,
-                    max_retries=cfg.llm_max_retries, provider=where, key_env=cfg.llm_api_key_env)
+    start, got = time.monotonic(), None
+    try:
+        got = post_json(url, body, headers=api_key(cfg.llm_api_key_env, where), timeout_s=cfg.llm_timeout_s,
+                        max_retries=cfg.llm_max_retries, provider=where, key_env=cfg.llm_api_key_env)
+    finally:
+        usage.UsageLog(cfg.home).record(cfg.llm, cfg.llm_model, "llm", len(messages), counted_tokens(got),
+                                        time.monotonic() - start, got is not None)
     try:
         text = got["choices"][0]["message"]["content"] if cfg.llm == "openai" else got["message"]["content"]
     except (KeyError, IndexError, TypeError):

@@ -94,3 +94,16 @@ def api_key(env_name: str, provider: str) -> dict:
         raise ProviderError(f"{provider}: the environment variable {env_name} is empty or unset; "
                             f"export {env_name}=<your key> where mdmem runs")
     return {"Authorization": f"Bearer {key}"}
+
+
+def counted_tokens(answer: dict | None) -> int:
+    """The tokens an answer says it used (usage.total_tokens, or Ollama's prompt and answer counts); 0 if none."""
+    if not isinstance(answer, dict):
+        return 0
+    counted = answer.get("usage")
+    try:
+        if isinstance(counted, dict):
+            return int(counted.get("total_tokens") or 0)
+        return int(answer.get("prompt_eval_count") or 0) + int(answer.get("eval_count") or 0)
+    except (TypeError, ValueError):
+        return 0

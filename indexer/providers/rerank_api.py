@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 from indexer.errors import ProviderError
+from indexer.providers import usage
 from indexer.providers.http_json import post_json
-from indexer.providers.rankers import api_key
+from indexer.providers.rankers import api_key, counted_tokens
 
 
 class RerankRanker:
@@ -19,6 +22,7 @@ class RerankRanker:
         self.headers = api_key(cfg.ranker_api_key_env, "ranker rerank")
         self.batch = cfg.ranker_batch
         self.timeout_s, self.max_retries = cfg.ranker_timeout_s, cfg.ranker_max_retries
+        self._usage = usage.UsageLog(cfg.home)
 
     def score(self, query: str, passages: list[str]) -> list[float]:
         out: list[float] = []
@@ -28,8 +32,13 @@ class RerankRanker:
 
     def _one(self, query: str, docs: list[str]) -> list[float]:
         body = {"query": query, "documents": docs, "top_n": len(docs), **({"model": self.model} if self.model else {})}
-        got = post_json(self.url, body, headers=self.headers, timeout_s=self.timeout_s, max_retries=self.max_retries,
-                        provider="ranker rerank", key_env=self.key_env)
+        start, got = time.monotonic(), None
+        try:
+            got = post_json(self.url, body, headers=self.headers, timeout_s=self.timeout_s,
+                            max_retries=self.max_retries, provider="ranker rerank", key_env=self.key_env)
+        finally:
+            self._usage.record("rerank", self.model or self.url, "ranker", len(docs), counted_tokens(got),
+                               time.monotonic() - start, got is not None)
         scores: list[float | None] = [None] * len(docs)
         results = got.get("results")
         try:
