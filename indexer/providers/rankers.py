@@ -35,9 +35,9 @@ class Ranker(Protocol):
 
 
 def settings(cfg) -> tuple:
-    """What makes one ranker differ from another (the key of the loaded one)."""
+    """What makes one ranker differ from another (the key of the loaded one; home: where its usage is logged)."""
     return (cfg.ranker, cfg.ranker_model, cfg.ranker_base_url, cfg.ranker_api_key_env, cfg.ranker_batch,
-            cfg.ranker_timeout_s, cfg.ranker_max_retries, cfg.device)
+            cfg.ranker_timeout_s, cfg.ranker_max_retries, cfg.device, str(cfg.home))
 
 
 def load(cfg) -> Ranker:
