@@ -26,8 +26,8 @@ WEAK = {"recall_weak_cosine": 0.99}  # every question is weak: the tiers run wha
 class ChatServer(ModelServer):
     """A recording LLM on loopback: OpenAI's /v1/chat/completions and Ollama's /api/chat, answering `reply`."""
 
-    def __init__(self, reply: str):
-        super().__init__()
+    def __init__(self, reply: str, key: str = ""):
+        super().__init__(key=key)
         self.reply = reply
 
     def answer(self, path, headers, body):
@@ -39,6 +39,8 @@ class ChatServer(ModelServer):
             delay, reply = self.delay_s, self.reply
         if delay:
             time.sleep(delay)
+        if self.key and headers.get("Authorization") != f"Bearer {self.key}":
+            return 401, {}, {"error": {"message": "Incorrect API key provided"}}
         if route == "/api/chat":
             return 200, {}, {"model": body["model"], "message": {"role": "assistant", "content": reply}, "done": True}
         return 200, {}, {"choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
@@ -100,6 +102,20 @@ def test_a_nonsense_answer_skips_the_tier(make_memory, reply):
         out = mem.recall("姥姥多大了？")
     assert out["tier"] == "query" and "九十岁" in out["text"] and srv.count("chat") == 1
     assert any("no usable query" in w for w in warned)
+
+
+def test_the_key_comes_from_its_variable_and_a_refused_one_is_named(make_memory, monkeypatch):
+    warned = []
+    with ChatServer("我姥姥今年多大年纪了", key="sk-llm-1") as srv:
+        settings = {**WEAK, **llm(srv, llm_api_key_env="MDMEM_TEST_LLM_KEY"), "llm_base_url": srv.url + "/v1"}
+        monkeypatch.setenv("MDMEM_TEST_LLM_KEY", "sk-wrong")
+        mem = make_memory(global_notes=FAMILY, **settings)
+        mem._warn = warned.append
+        assert mem.recall("姥姥多大了？")["tier"] != "rewrite"
+        assert any("MDMEM_TEST_LLM_KEY" in w and "sk-wrong" not in w for w in warned)
+        monkeypatch.setenv("MDMEM_TEST_LLM_KEY", "sk-llm-1")
+        out = mem.recall("那她今年多大了？", context=CONVO)
+    assert out["tier"] == "rewrite" and srv.requests[-1]["path"] == "/v1/chat/completions"
 
 
 def test_a_strong_question_never_asks_the_llm(make_memory):
