@@ -221,3 +221,24 @@ def test_the_command_line_answers_and_warns_when_the_ranker_is_down(tmp_path, se
     assert hits and all("did not answer" in h["explain"]["ranker_error"] for h in hits)
     assert "ranked without the ranking model" in r.stderr and "did not answer" in r.stderr
     assert server.count("/rerank") == 1
+
+
+def test_the_daemon_ranks_with_the_configured_model(tmp_path, server):
+    """A running daemon loads the ranker once and ranks the thin client's searches with it (the client itself
+    has no [ranker] setting)."""
+    from test_daemon import Served
+    d = Served(tmp_path)
+    write_notes(d.home, PETS)
+    plain = dict(d.env)
+    d.env.update({"MDMEM_RANKER": "rerank", "MDMEM_RANKER_BASE_URL": server.url, "MDMEM_RANKER_MODEL": "served"})
+    d.start()
+    d.env = plain
+    try:
+        answers = [d.cli("search", q, "--json", "--explain", "--limit", "4") for q in ASKED]
+    finally:
+        assert d.stop() == 0, d.log.read_text()
+    for (q, answer), r in zip(ASKED.items(), answers):
+        assert r.returncode == 0, r.stderr
+        hits = json.loads(r.stdout)["results"]
+        assert answer in hits[0]["content"] and all(h["explain"]["ranker_score"] is not None for h in hits)
+    assert server.count("/rerank") == len(ASKED)
