@@ -230,4 +230,3 @@ def _validate(cfg: Config) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
-
