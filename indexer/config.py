@@ -47,6 +47,9 @@ class Config:
     ranker_batch: int = 32
     ranker_timeout_s: float = 30.0  # each try; the call ends by (ranker_max_retries + 1) * ranker_timeout_s
     ranker_max_retries: int = 2
+    # share of that model's score in the blend; 0 = e5's (0.5 for memories and Chinese questions, 0.3 otherwise).
+    # EmbeddingGemma as the model: zh-memory-dev Hit@1 0.872 at e5's, 0.949 at 1.0 (docs/BENCHMARKS.md)
+    ranker_weight: float = 0.0
     # [llm]: optional; rewrites a weak recall question (retrieval/recall's third tier)
     llm: str = ""
     llm_model: str = ""
@@ -198,6 +201,7 @@ def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
         (cfg.ranker != "rerank" or bool(cfg.ranker_base_url),
          "ranker rerank needs ranker_base_url (base_url in [ranker]), e.g. http://localhost:8080/v1"),
         (cfg.ranker_batch > 0, "ranker_batch must be positive"),
+        (0.0 <= cfg.ranker_weight <= 1.0, "ranker_weight must be between 0 (e5's weights) and 1 (the model alone)"),
         (cfg.ranker_timeout_s > 0 and cfg.llm_timeout_s > 0, "ranker_timeout_s and llm_timeout_s must be positive"),
         (cfg.ranker_max_retries >= 0 and cfg.llm_max_retries >= 0, "ranker_max_retries and llm_max_retries must be 0 or more"),
         (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),

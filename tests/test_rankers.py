@@ -72,6 +72,13 @@ def test_a_rerank_endpoint_puts_its_best_passage_first(make_memory, server, usem
     assert [(r["provider"], r["model"], r["calls"], r["failed"]) for r in logged] == [("rerank", "stub-reranker", 2, 0)]
 
 
+def test_at_weight_one_the_pool_is_in_the_models_order(make_memory, server):
+    mem = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url, ranker_weight=1.0)
+    for q in (*ASKED, "外婆多大年纪了？", "how long is my commute"):
+        scores = [h.explain["ranker_score"] for h in run(mem, q, limit=10)]
+        assert scores == sorted(scores, reverse=True)
+
+
 def test_a_ranker_that_does_not_answer_leaves_the_first_stage_and_rests(make_memory, server):
     before = first_stage(make_memory)
     server.down = True  # 503 to everything
@@ -193,6 +200,7 @@ def test_a_hub_name_not_in_the_cache_is_never_downloaded_during_a_search(make_me
     ({"llm": "claude"}, "unknown llm"),
     ({"llm": "ollama"}, "llm_model"),
     ({"ranker_timeout_s": 0}, "ranker_timeout_s"),
+    ({"ranker_weight": 1.5}, "ranker_weight"),
 ])
 def test_ranker_and_llm_settings_are_checked(tmp_path, settings, says):
     with pytest.raises(ConfigError) as err:

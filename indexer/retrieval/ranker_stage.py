@@ -23,15 +23,16 @@ def rerank(ranked: list, aq, cfg, pool: int = STAGE_POOL) -> list:
     except Exception as exc:  # a model library raises many kinds; a search answers from its first stage
         why = " ".join(str(exc).split()) or type(exc).__name__
         return [replace(h, signals={**h.signals, "ranker_error": why}) for h in ranked]
-    return blend(ranked, np.array(scores, dtype=float), aq.mostly_han)
+    return blend(ranked, np.array(scores, dtype=float), aq.mostly_han, cfg.ranker_weight)
 
 
-def blend(ranked: list, stage: np.ndarray, han: bool) -> list:
-    """The first len(stage) hits scored (1-a)·minmax(score) + a·minmax(stage), a = STAGE_WEIGHT for a memory
-    record or a Chinese question (han) and SECTION_WEIGHT otherwise, on the pool's own score range above the
-    hits after it (each keeps its stage score as ranker_score); new hits in the new order, the rest after."""
+def blend(ranked: list, stage: np.ndarray, han: bool, share: float = 0.0) -> list:
+    """The first len(stage) hits scored (1-a)·minmax(score) + a·minmax(stage), a = share, or when share is 0
+    STAGE_WEIGHT for a memory record or a Chinese question (han) and SECTION_WEIGHT otherwise, on the pool's own
+    score range above the hits after it (each keeps its stage score as ranker_score); new hits in the new order,
+    the rest after."""
     top, rest = ranked[:len(stage)], ranked[len(stage):]
-    weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
+    weight = np.array([share or (STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT) for x in top])
     s = (1 - weight) * _minmax(np.array([x.score for x in top])) + weight * _minmax(stage)
     lo = max((x.score for x in rest), default=0.0)
     hi = top[0].score
