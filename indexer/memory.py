@@ -106,6 +106,8 @@ class Memory:
         """search() within the window given (recall keeps its question's window when it adds context)."""
         q = make_query(self.cfg, query, now=now, **args)
         hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window)
+        if hits and hits[0].signals.get("ranker_error"):  # said, never raised: the first stage still answered
+            self._warn(f"ranked without the ranking model: {hits[0].signals['ranker_error']}")
         if bump:
             self.writer.record_access(hits)
         return hits

@@ -12,6 +12,7 @@ from indexer.models import RECALL_HEADER, recall_source
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.textseg import mostly_han
+from indexer.providers import llm
 from indexer.retrieval.e5_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -42,8 +43,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
             q = f"{tail}\n{query}"
             best = max(best, _run(search, q, limit, scope), key=lambda r: r[1])
             tiers.append(("context", q))
-        if _weak(best[1], cfg) and cfg.recall_rewrite_command:
-            rewritten = _rewrite(cfg, query, tail, warn)
+        if _weak(best[1], cfg) and (cfg.llm or cfg.recall_rewrite_command):
+            rewritten = _ask_llm(cfg, query, tail, warn) if cfg.llm else _rewrite(cfg, query, tail, warn)
             if rewritten:
                 best = max(best, _run(search, rewritten, limit, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
@@ -124,8 +125,18 @@ def context_tail(context: str, turns: int, max_chars: int) -> str:
     return text[-max_chars:]
 
 
+def _ask_llm(cfg, query: str, tail: str, warn) -> str:
+    """Third tier with an LLM configured: it rewrites the question, with the conversation's tail, into a query
+    in the question's language; one that fails or answers nonsense skips the tier."""
+    try:
+        return llm.rewrite_question(cfg, query, tail, chinese=mostly_han(query))
+    except MdmemError as exc:
+        warn(f"recall's rewrite by the LLM was skipped ({exc})")
+        return ""
+
+
 def _rewrite(cfg, query: str, tail: str, warn) -> str:
-    """Third tier: a user's command (e.g. a small LLM) turns the query into a better one."""
+    """Third tier without an LLM configured: a user's command turns the query into a better one."""
     payload = query if not tail else f"{query}\n\n{tail}"
     try:
         done = subprocess.run(cfg.recall_rewrite_command, shell=True, input=payload, capture_output=True,

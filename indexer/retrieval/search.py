@@ -14,6 +14,7 @@ from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import Hit
 from indexer.retrieval import e5_stage
+from indexer.retrieval import ranker_stage
 from indexer.retrieval import episodes
 from indexer.retrieval import superseded
 from indexer.retrieval import timewindow
@@ -73,8 +74,10 @@ def by_memory_days(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[
 
 
 def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit]:
-    if pool.mode != "hybrid" or not cfg.rerank:
+    if pool.mode != "hybrid" or not cfg.rerank or cfg.ranker == "none":
         return hits
+    if cfg.ranker != "e5":
+        return ranker_stage.rerank(hits, aq, cfg)
     return e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()}, pool.cons, aq,
                            qvec=pool.e5_query)
 
