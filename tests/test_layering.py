@@ -20,6 +20,7 @@ ALLOWED = {
     "indexer.protocol": BASE,
     "indexer.embedder": BASE,
     "indexer.e5": BASE,
+    "indexer.providers": BASE | {"indexer.log", "indexer.embedder", "indexer.e5"},
     "indexer.notes": BASE,
     "indexer.index": BASE | {"indexer.notes"},
     "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5"},

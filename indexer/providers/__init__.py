@@ -1,0 +1,1 @@
+"""Model providers behind one list: each name maps to "module:Class", imported only when chosen."""
