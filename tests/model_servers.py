@@ -22,7 +22,7 @@ class ModelServer:
     def __init__(self, embedder=None, key: str = ""):
         self.embedder = embedder
         self.key = key
-        self.requests: list[dict] = []  # {"path", "headers", "body"} in arrival order
+        self.requests: list[dict] = []  # {"path", "headers" (lower-case names), "body"} in arrival order
         self.fail_next: list[tuple] = []  # (status, headers dict, body dict) served before any real answer
         self.delay_s = 0.0
         self.force_dim = 0
@@ -75,7 +75,7 @@ class ModelServer:
 
     def answer(self, path: str, headers: dict, body):
         with self.lock:
-            self.requests.append({"path": path, "headers": headers, "body": body})
+            self.requests.append({"path": path, "headers": {k.lower(): v for k, v in headers.items()}, "body": body})
             scripted = self.fail_next.pop(0) if self.fail_next else None
             delay, down = self.delay_s, self.down
         if delay:

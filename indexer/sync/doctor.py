@@ -10,7 +10,7 @@ from indexer.retrieval import e5_stage
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
-from indexer.embedder import load_embedder
+from indexer.providers import load_embedder
 from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.notes.textseg import TOKENIZER_VERSION
