@@ -76,6 +76,6 @@ def totals(home: Path, since: float = 0.0) -> list[dict]:
     for r in rows.values():
         price = price_per_million(r["provider"], r["model"])
         r["seconds"] = round(r["seconds"], 3)
-        r["estimated_cost_usd"] = None if price is None else round(r["tokens"] * price / 1e6, 6)
+        r["estimated_cost_usd"] = None if price is None else round(r["tokens"] * price / 1e6, 10)
         out.append(r)
     return sorted(out, key=lambda r: (r["provider"], r["model"], r["role"]))

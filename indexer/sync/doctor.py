@@ -37,7 +37,8 @@ def run_checks(cfg: Config) -> list[Check]:
     try:
         emb = load_embedder(cfg, fallback=False)
         emb.embed_query("测试 test")
-        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions"))
+        where = f", answered at {emb.base_url}" if getattr(emb, "base_url", "") else ""  # a provider, end to end
+        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions{where}"))
     except MdmemError as exc:
         emb = None
         checks.append(Check("embedder", False, str(exc)))
