@@ -27,6 +27,8 @@ class ModelServer:
         self.delay_s = 0.0
         self.force_dim = 0
         self.down = False  # answer 503 to everything
+        self.hang_after = 0  # requests after this many wait for `release` (a process killed mid-call)
+        self.release = threading.Event()
         self.lock = threading.Lock()
         server = self
 
@@ -64,6 +66,7 @@ class ModelServer:
         return self
 
     def __exit__(self, *exc):
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -78,6 +81,9 @@ class ModelServer:
             self.requests.append({"path": path, "headers": {k.lower(): v for k, v in headers.items()}, "body": body})
             scripted = self.fail_next.pop(0) if self.fail_next else None
             delay, down = self.delay_s, self.down
+            hang = self.hang_after and len(self.requests) > self.hang_after
+        if hang:
+            self.release.wait(60)
         if delay:
             time.sleep(delay)
         if scripted is not None:

