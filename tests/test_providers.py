@@ -176,3 +176,13 @@ def test_one_model_per_store_even_at_the_same_dimension(tmp_path, usem3, server,
         assert json.loads(next(iter(meta))[0]) == {"provider": "openai", "model": "m1", "dimensions": 512,
                                                    "prompts": ""}
     assert "sk-test-secret" not in (cfg.home / "index.db").read_bytes().decode("latin-1")
+
+
+def test_the_rerank_shape_scores_with_cosine(server):
+    from indexer.providers.http_json import post_json
+    server.key = ""
+    out = post_json(server.url + "/v1/rerank", {"model": "r", "query": "what pet do I have",
+                                                "documents": ["The report is due Friday.", "My cat Mochi naps."],
+                                                "top_n": 2}, headers={}, timeout_s=10, max_retries=0, provider="rerank")
+    assert [r["index"] for r in out["results"]] == [1, 0]
+    assert out["results"][0]["relevance_score"] > out["results"][1]["relevance_score"]
