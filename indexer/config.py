@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -217,6 +218,11 @@ def _validate(cfg: Config) -> None:
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
+        (not cfg.embedder_base_url or cfg.embedder_base_url.startswith(("http://", "https://")),
+         "[embedder] base_url must start with http:// or https://, e.g. http://localhost:11434"),
+        # the value is never echoed: a key pasted here by mistake must not reach a terminal or a log
+        (not cfg.embedder_api_key_env or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", cfg.embedder_api_key_env),
+         "[embedder] api_key_env is the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself"),
         (cfg.embedder_dimensions >= 0 and cfg.embedder_timeout_s > 0 and cfg.embedder_max_retries >= 0,
          "[embedder] dimensions and max_retries must be 0 or more and timeout_s positive"),
         (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),

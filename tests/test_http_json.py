@@ -91,3 +91,12 @@ def test_an_answer_that_is_not_json_is_a_provider_error(server):
     with pytest.raises(ProviderError) as err:
         call(server)
     assert "not a JSON object" in str(err.value)
+
+
+def test_a_server_that_quotes_the_key_back_never_gets_it_into_the_message(server):
+    server.fail_next.append((400, {}, {"error": {"message": "bad request for key sk-quoted-secret-77"}}))
+    server.fail_next.append((401, {}, {"error": {"message": "Incorrect API key provided: sk-quoted-secret-77"}}))
+    for _ in range(2):
+        with pytest.raises(ProviderError) as err:
+            call(server, headers={"Authorization": "Bearer sk-quoted-secret-77"}, key_env="K")
+        assert "sk-quoted-secret-77" not in str(err.value)

@@ -36,6 +36,8 @@ def test_a_top_level_embedder_string_still_works(tmp_path):
     ('[embedder]\nprovider = "openai"\ncolour = "red"\n', "embedder_colour"),
     ('[embedder]\nprovider = "cohere"\n', "unknown embedder 'cohere'"),
     ('embed_batch = 8\n[embedder]\nbatch = 16\n', "set twice"),
+    ('[embedder]\nprovider = "openai"\napi_key_env = "sk-abc"\n', "NAME of an environment variable"),
+    ('[embedder]\nprovider = "ollama"\nbase_url = "localhost:11434"\n', "must start with http://"),
 ])
 def test_bad_sections_are_one_line(tmp_path, text, words):
     write_toml(tmp_path, text)
