@@ -186,3 +186,20 @@ def test_the_rerank_shape_scores_with_cosine(server):
                                                 "top_n": 2}, headers={}, timeout_s=10, max_retries=0, provider="rerank")
     assert [r["index"] for r in out["results"]] == [1, 0]
     assert out["results"][0]["relevance_score"] > out["results"][1]["relevance_score"]
+
+
+def test_a_model_with_prompts_gets_them_and_the_store_records_them(tmp_path, server, monkeypatch):
+    server.key = ""
+    cfg = cfg_for(tmp_path, "ollama", server, monkeypatch, model="embeddinggemma:300m")
+    emb = load_embedder(cfg, fallback=False)
+    assert emb.dim == 768 and emb.model_id == "ollama:embeddinggemma:300m:768"  # known size: no call made
+    assert server.count() == 0
+    emb = load_embedder(cfg.with_(embedder_dimensions=512), fallback=False)
+    emb.embed_documents(["我周末常去爬山"])
+    emb.embed_query("周末做什么")
+    assert server.requests[0]["body"]["input"] == ["title: none | text: 我周末常去爬山"]
+    assert server.requests[1]["body"]["input"] == ["task: search result | query: 周末做什么"]
+    assert "task: search result" in emb.identity["prompts"]
+    plain = load_embedder(cfg.with_(embedder_model="bge-m3", embedder_dimensions=512), fallback=False)
+    plain.embed_query("x")
+    assert server.requests[-1]["body"]["input"] == ["x"] and plain.identity["prompts"] == ""

@@ -11,6 +11,7 @@ class OllamaEmbedder(RemoteEmbedder):
     default_url = "http://localhost:11434"
     default_model = "nomic-embed-text"
     default_key_env = ""
+    adds_prompts = True
     max_batch = 512
 
     def request(self, texts, kind):

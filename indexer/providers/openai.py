@@ -10,6 +10,7 @@ class OpenAIEmbedder(RemoteEmbedder):
     default_url = "https://api.openai.com/v1"
     default_model = "text-embedding-3-small"
     default_key_env = "OPENAI_API_KEY"
+    adds_prompts = True
     max_batch = 2048
 
     def request(self, texts, kind):

@@ -23,6 +23,23 @@ KNOWN_DIMS = (
     ("voyage-3", 1024), ("voyage-3-lite", 512), ("voyage-multilingual-2", 1024),
 )
 
+# What a model was trained to see before a query and a document; servers behind OpenAI's and Ollama's APIs
+# send the text as given, so the client adds them (Gemini and Voyage take a task type instead).
+# (model name prefix, query prompt, document prompt)
+KNOWN_PROMPTS = (
+    ("embeddinggemma", "task: search result | query: ", "title: none | text: "),
+    ("nomic-embed-text", "search_query: ", "search_document: "),
+    ("multilingual-e5", "query: ", "passage: "), ("e5-", "query: ", "passage: "),
+    ("mxbai-embed-large", "Represent this sentence for searching relevant passages: ", ""),
+    ("snowflake-arctic-embed", "Represent this sentence for searching relevant passages: ", ""),
+)
+
+
+def known_prompts(model: str) -> tuple[str, str]:
+    """(query prompt, document prompt) of a model named by its hub or server name, ("", "") if none."""
+    base = model.rsplit("/", 1)[-1].split(":")[0].lower()
+    return next(((q, d) for name, q, d in KNOWN_PROMPTS if base.startswith(name)), ("", ""))
+
 
 class RemoteEmbedder:
     """An embedding API; subclasses say how a batch is asked for and how the answer is read."""
@@ -33,6 +50,7 @@ class RemoteEmbedder:
     default_key_env = ""
     key_required = False  # a key is needed even on another base_url (hosted-only APIs)
     max_batch = 2048  # the API's own limit on texts per request
+    adds_prompts = False  # the API sends text as given: the model's own prompts are added here
 
     def __init__(self, cfg: Config):
         self.model = cfg.embedder_model or self.default_model
@@ -42,6 +60,7 @@ class RemoteEmbedder:
         self.timeout_s = cfg.embedder_timeout_s
         self.max_retries = cfg.embedder_max_retries
         self.dimensions = cfg.embedder_dimensions  # asked of the API; 0 = the model's own
+        self.query_prompt, self.doc_prompt = known_prompts(self.model) if self.adds_prompts else ("", "")
         self._dim = self.dimensions or dict(KNOWN_DIMS).get(self.model.rsplit("/", 1)[-1].split(":")[0], 0)
         self._usage = usage.UsageLog(cfg.home)
         self._lock = threading.Lock()
@@ -65,17 +84,20 @@ class RemoteEmbedder:
         return {"provider": self.provider, "model": self.model, "dimensions": self.dim, "prompts": self.prompts()}
 
     def prompts(self) -> str:
-        return ""
+        if not (self.query_prompt or self.doc_prompt):
+            return ""
+        return f"query {self.query_prompt!r} document {self.doc_prompt!r}"
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        texts = [self.doc_prompt + t for t in texts] if self.doc_prompt else texts
         parts = [self._call(texts[i:i + self.batch], "document") for i in range(0, len(texts), self.batch)]
         return np.concatenate(parts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._call([text], "query")[0]
+        return self._call([self.query_prompt + text], "query")[0]
 
     # --- one request -----------------------------------------------------------------------------------------
 
