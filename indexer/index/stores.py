@@ -99,7 +99,6 @@ def _identity(embedder) -> str:
     """What made a store's vectors, kept in its meta: provider, model, dimensions, prompts (never a URL or key)."""
     ident = getattr(embedder, "identity", None)
     if not isinstance(ident, dict):
-        provider = embedder.model_id.split(":")[0]
-        ident = {"provider": {"st": "sentence-transformers"}.get(provider, provider), "model": embedder.model_id,
+        ident = {"provider": sql.provider_of(embedder.model_id), "model": embedder.model_id,
                  "dimensions": embedder.dim, "prompts": ""}
     return json.dumps(ident, ensure_ascii=False, sort_keys=True)

