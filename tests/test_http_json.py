@@ -7,7 +7,7 @@ import pytest
 from indexer.errors import ProviderError, ProviderUnavailable
 from indexer.providers import http_json
 from indexer.providers.http_json import post_json
-from tests.model_servers import ModelServer
+from model_servers import ModelServer
 
 
 @pytest.fixture

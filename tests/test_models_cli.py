@@ -6,9 +6,9 @@ import stat
 
 import pytest
 
-from tests.conftest import write_notes
-from tests.model_servers import ModelServer
-from tests.test_cli import mdmem
+from conftest import write_notes
+from model_servers import ModelServer
+from test_cli import mdmem
 
 SECRET = "sk-loopback-secret-123"
 

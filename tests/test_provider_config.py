@@ -5,7 +5,7 @@ import pytest
 from indexer import config
 from indexer.errors import ConfigError
 from indexer.providers import http_json, load_embedder
-from tests.model_servers import ModelServer
+from model_servers import ModelServer
 
 
 def write_toml(home, text):

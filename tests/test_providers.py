@@ -9,8 +9,8 @@ from indexer import config
 from indexer.errors import IndexMismatchError, ProviderError, ProviderUnavailable
 from indexer.memory import Memory
 from indexer.providers import http_json, load_embedder
-from tests.conftest import write_notes
-from tests.model_servers import ModelServer
+from conftest import write_notes
+from model_servers import ModelServer
 
 NOTES = {
     "pets.md": "# Pets\n\nMy cat Mochi sleeps on the windowsill every afternoon.\n",
