@@ -1,0 +1,180 @@
+"""Date windows keep every memory of their days: journals written by hand, searched and listed with --since/--until
+and with time words, in the user's time zone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from conftest import write_notes
+from indexer import config
+from indexer.errors import ConfigError
+
+# a day's first and last minute, the minutes either side of its midnights, a date-only item, an item with a
+# date and a time, a note dated by its front matter (a document and a memory note)
+NOTES = {
+    "journal/2026-11-24.md": "- 23:59: 睡前把《三体》第一部读完了，熬到很晚。\n",
+    "journal/2026-11-25.md": "# 2026-11-25\n\n"
+                             "- 00:00: 零点刚过，许了个愿，希望家人都健康。\n"
+                             "- 07:05: 早上在小区跑了五公里，出了一身汗。\n"
+                             "- 19:30: 和小雨一起去西湖边放风筝，风很大。\n"
+                             "- 21:00: 给妈妈打了电话，她说下周要来杭州。\n"
+                             "- 23:59: 睡前写完了今天的日记。\n",
+    "journal/2026-11-26.md": "- 00:00: 半夜被楼上的装修声吵醒了。\n- 00:01: Couldn't sleep, read the news.\n",
+    "journal/2026-11-18.md": "- 10:00: 上午去医院复查，医生说恢复得不错。\n- 15:00: 下午和同事开会讨论新项目的排期。\n",
+    "notes/life.md": "# 生活\n\n"
+                     "- 2026-11-25: 买了一盆绿萝放在书桌上。\n"
+                     "- 2026-11-25 08:15: Had breakfast at the café downstairs.\n"
+                     "- 2026-11-17: 给车做了保养，换了机油。\n"
+                     "- 2026-11-27 00:00: 刚过零点还在改方案。\n",
+    "trips/hangzhou.md": "---\ndate: 2026-11-25\n---\n# 杭州一日游\n\n下午在灵隐寺烧香，晚上去河坊街吃了小吃，人很多但很热闹。\n",
+    "journal/dinner.md": "---\ntype: episodic\ndate: 2026-11-18\n---\n- 和同事们一起吃了火锅，聊到很晚才回家。\n",
+}
+DAY_25 = {"许了个愿", "跑了五公里", "放风筝", "给妈妈打了电话", "写完了今天的日记", "绿萝", "breakfast at the café",
+          "灵隐寺"}
+DAY_18 = {"医院复查", "开会讨论新项目", "吃了火锅"}
+DAY_17 = {"给车做了保养"}
+DAY_26 = {"装修声", "read the news"}
+NOW = "2026-11-27"  # a Friday: 前天 is the 25th, 昨天 the 26th, 上周 Monday 16 to Sunday 22
+
+
+def _named(texts) -> set[str]:
+    """Which of the days' memories the texts are (each by a phrase only it holds)."""
+    phrases = DAY_25 | DAY_18 | DAY_17 | DAY_26 | {"三体", "改方案"}
+    return {p for t in texts for p in phrases if p in t}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "fts", "vector"])
+def test_since_until_keeps_every_memory_of_the_day(make_memory, mode):
+    mem = make_memory(NOTES)
+    for question in ("我干了什么", "what did I do", "日记"):
+        hits = mem.search(question, mode=mode, since="2026-11-25", until="2026-11-25", limit=20)
+        assert _named(h.content for h in hits) == DAY_25, (question, mode)
+        assert all(h.date[:10] == "2026-11-25" for h in hits)
+    hits = mem.search("我干了什么", mode=mode, since="2026-11-18", until="2026-11-18", limit=20)
+    assert _named(h.content for h in hits) == DAY_18
+    hits = mem.search("我干了什么", mode=mode, since="2026-11-17", until="2026-11-25", limit=20)
+    assert _named(h.content for h in hits) == DAY_17 | DAY_18 | DAY_25 | {"三体"}
+
+
+def test_a_store_without_vectors_keeps_the_day_too(make_memory, none_embedder):
+    mem = make_memory(NOTES, embedder=none_embedder)
+    hits = mem.search("我干了什么", since="2026-11-25", until="2026-11-25", limit=20)
+    assert _named(h.content for h in hits) == DAY_25
+    # without dates a search keeps only what its words match
+    assert "灵隐寺" not in _named(h.content for h in mem.search("我干了什么", limit=20))
+
+
+@pytest.mark.parametrize("time_window", ["rank", "filter"])
+@pytest.mark.parametrize("question,days", [
+    ("我前天干了什么", DAY_25),
+    ("我昨天干了什么", DAY_26),
+    ("上周我做了什么", DAY_17 | DAY_18),
+    ("What did I do last week?", DAY_17 | DAY_18),
+    ("what happened yesterday", DAY_26),
+    ("what did I do on 2026-11-18", DAY_18),
+    ("the day before yesterday", DAY_25),
+])
+def test_time_words_keep_every_memory_of_their_days(make_memory, question, days, time_window):
+    mem = make_memory(NOTES, time_window=time_window)
+    hits = mem.search(question, now=NOW, limit=20, explain=True)
+    inside = [h for h in hits if h.explain["in_window"]]
+    assert _named(h.content for h in inside) == days, question
+    # in the window means dated on one of its days, whichever way the memory was found
+    assert all(h.date and h.explain["window"].startswith(h.date[:10]) or " to " in h.explain["window"]
+               for h in inside)
+    assert not _named(h.content for h in hits if not h.explain["in_window"]) & days
+    if time_window == "filter":
+        assert len(inside) == len(hits)
+    else:  # every memory of the window is lifted above what it was without it
+        assert all(h.explain["window_lift"] > 0 for h in inside)
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Shanghai", "Pacific/Kiritimati"])
+def test_the_same_days_are_kept_in_any_zone(make_memory, zone, monkeypatch):
+    monkeypatch.setenv("TZ", "Pacific/Pago_Pago")  # the process's own zone is 25 hours from Kiritimati
+    time.tzset()
+    try:
+        mem = make_memory(NOTES, timezone=zone)
+        hits = mem.search("我干了什么", since="2026-11-25", until="2026-11-25", limit=20)
+        assert _named(h.content for h in hits) == DAY_25
+        hits = mem.search("我前天干了什么", now=NOW, limit=20, explain=True)
+        assert _named(h.content for h in hits if h.explain["in_window"]) == DAY_25
+        assert _named(m["text"] for m in mem.recent(since="2026-11-25", until="2026-11-25", limit=20)) == \
+            DAY_25 - {"灵隐寺"}
+        # a moment with an offset is that moment in the user's zone: 02:00 UTC on the 27th
+        moment = datetime(2026, 11, 27, 2, 0, tzinfo=ZoneInfo("UTC"))
+        local = moment.astimezone(ZoneInfo(zone)).date()
+        hits = mem.search("我昨天干了什么", now=moment.isoformat(), limit=20, explain=True)
+        assert hits[0].explain["window"].startswith((local - timedelta(days=1)).isoformat())
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_add_and_today_follow_the_configured_zone_not_the_process(make_memory, monkeypatch):
+    monkeypatch.setenv("TZ", "Pacific/Pago_Pago")  # UTC-11: always another day than UTC+14
+    time.tzset()
+    try:
+        mem = make_memory({}, timezone="Pacific/Kiritimati")
+        before = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
+        res = mem.add("今天去图书馆还了三本书", type="episodic")
+        after = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
+        day = res["uri"].rsplit("/", 1)[-1][:-3]
+        assert day in (before, after)
+        listed = mem.recent(since=day, until=day)
+        assert [m["text"].split(": ", 1)[1] for m in listed] == ["今天去图书馆还了三本书"]
+        if day == after:  # today's time words name the zone's day (unless midnight passed in between)
+            hit = mem.search("我今天干了什么", explain=True)[0]
+            assert hit.explain["in_window"] and hit.date.startswith(day)
+            assert mem.recent(since="0d")[0]["id"] == res["id"]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_an_unknown_zone_is_refused_in_one_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown timezone 'Asia/Shangai'; give an IANA name such as Asia/Shanghai"):
+        config.load(home=tmp_path, env={"MDMEM_TIMEZONE": "Asia/Shangai"})
+    (tmp_path / "config.toml").write_text('timezone = "Mars/Olympus"\n', encoding="utf-8")
+    r = _mdmem(tmp_path, "search", "x")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Mars/Olympus" in r.stderr
+    assert config.load(home=tmp_path, env={"MDMEM_TIMEZONE": "America/Los_Angeles"}).timezone == "America/Los_Angeles"
+
+
+def _mdmem(home, *args):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env.pop("MDMEM_HOME", None)
+    return subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), *args], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def test_the_command_line_lists_and_finds_the_whole_day(tmp_path):
+    home = tmp_path / "home"
+    write_notes(home, NOTES)
+    (home / "config.toml").write_text('timezone = "Asia/Shanghai"\n', encoding="utf-8")
+    assert _mdmem(home, "index").returncode == 0
+    r = _mdmem(home, "search", "我干了什么", "--since", "2026-11-25", "--until", "2026-11-25", "--limit", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    assert _named(h["content"] for h in json.loads(r.stdout)["results"]) == DAY_25
+    r = _mdmem(home, "search", "我前天干了什么", "--json", "--explain", "--now", NOW, "--limit", "20")
+    hits = json.loads(r.stdout)["results"]
+    assert _named(h["content"] for h in hits if h["explain"]["in_window"]) == DAY_25
+    assert all(h["explain"]["in_window"] == (h["date"] or "")[:10].startswith("2026-11-25") for h in hits)
+    r = _mdmem(home, "recent", "--since", "2026-11-25", "--until", "2026-11-25", "--limit", "20")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert _named(lines) == DAY_25 - {"灵隐寺"} and len(lines) == 7
+    # newest first; a date without a time is the start of its day
+    assert lines[0].startswith("2026-11-25 23:59") and lines[-2].startswith("2026-11-25 00:00") and "绿萝" in lines[-1]
+    r = _mdmem(home, "recent", "--since", "1d", "--now", NOW, "--json", "--limit", "20")
+    assert _named(m["text"] for m in json.loads(r.stdout)["results"]) == DAY_26 | {"改方案"}
+    r = _mdmem(home, "recent", "--since", "2026-11-26", "--until", "2026-11-25")
+    assert r.returncode == 2 and "swap the two days" in r.stderr
