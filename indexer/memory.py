@@ -169,7 +169,8 @@ class Memory:
             return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
-                     warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+                     warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
+                     dated=span != (None, None))
         return timewindow.tell_recall(res, window)
 
     # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------

@@ -97,6 +97,17 @@ def test_time_words_keep_every_memory_of_their_days(make_memory, question, days,
         assert all(h.explain["window_lift"] > 0 for h in inside)
 
 
+def test_recall_of_a_weak_question_gives_the_days_it_asks_for(make_memory):
+    mem = make_memory(NOTES)
+    block = mem.recall("我干了什么", since="2026-11-25", until="2026-11-25", limit=20)
+    assert _named(m["text"] for m in block["memories"]) == DAY_25
+    block = mem.recall("what did I do last week", now=NOW, limit=20)
+    assert _named(m["text"] for m in block["memories"]) == DAY_17 | DAY_18
+    # a question about one thing still gets that thing, not the whole week
+    block = mem.recall("上周去医院复查了吗", now=NOW)
+    assert "医院复查" in block["memories"][0]["text"] and not _named(m["text"] for m in block["memories"]) >= DAY_17
+
+
 @pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Shanghai", "Pacific/Kiritimati"])
 def test_the_same_days_are_kept_in_any_zone(make_memory, zone, monkeypatch):
     monkeypatch.setenv("TZ", "Pacific/Pago_Pago")  # the process's own zone is 25 hours from Kiritimati
