@@ -189,3 +189,43 @@ def test_the_command_line_lists_and_finds_the_whole_day(tmp_path):
     assert _named(m["text"] for m in json.loads(r.stdout)["results"]) == DAY_26 | {"改方案"}
     r = _mdmem(home, "recent", "--since", "2026-11-26", "--until", "2026-11-25")
     assert r.returncode == 2 and "swap the two days" in r.stderr
+
+
+def test_the_daemon_and_mcp_keep_the_days_in_the_configured_zone(tmp_path):
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from test_daemon import Served
+
+    d = Served(tmp_path)
+    write_notes(d.notes, NOTES)
+    (d.home / "config.toml").write_text('timezone = "Pacific/Kiritimati"\n', encoding="utf-8")
+    d.env = {**d.env, "TZ": "Pacific/Pago_Pago"}  # the daemon's own zone: always another day
+    d.start()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+
+    async def session():
+        async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await s.call_tool("memory_recent", {"since": "2026-11-25", "until": "2026-11-25",
+                                                           "limit": 20})
+    try:
+        r = d.cli("search", "我干了什么", "--since", "2026-11-25", "--until", "2026-11-25", "--limit", "20", "--json")
+        assert r.returncode == 0, r.stderr
+        assert _named(h["content"] for h in json.loads(r.stdout)["results"]) == DAY_25
+        listed = json.loads(asyncio.run(asyncio.wait_for(session(), 240)).content[0].text)["results"]
+        assert _named(m["text"] for m in listed) == DAY_25 - {"灵隐寺"}
+        before = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
+        r = d.cli("add", "今天去图书馆还了三本书", "--type", "episodic", "--json")
+        after = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
+        assert r.returncode == 0, r.stderr
+        day = json.loads(r.stdout)["uri"].rsplit("/", 1)[-1][:-3]
+        assert day in (before, after)
+        r = d.cli("recent", "--since", day, "--until", day, "--json")
+        listed = json.loads(r.stdout)["results"]
+        assert "今天去图书馆还了三本书" in [m["text"].split(": ", 1)[1] for m in listed]
+        assert all(m["date"].startswith(day) for m in listed)
+    finally:
+        assert d.stop() == 0, d.log.read_text()
