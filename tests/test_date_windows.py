@@ -151,6 +151,23 @@ def test_add_and_today_follow_the_configured_zone_not_the_process(make_memory, m
         time.tzset()
 
 
+@pytest.mark.parametrize("zone,day", [("Asia/Shanghai", "2026-11-26"), ("America/Los_Angeles", "2026-11-25")])
+def test_an_imported_moment_lands_on_its_day_in_the_configured_zone(make_memory, tmp_path, zone, day, monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        export = tmp_path / "mem0.json"
+        export.write_text(json.dumps([{"id": "m1", "memory": "Adopted a grey cat named Mochi",
+                                       "created_at": "2026-11-25T20:30:00Z"}]), encoding="utf-8")
+        mem = make_memory({}, timezone=zone)
+        mem.import_notes(str(export))
+        listed = mem.recent(since=day, until=day)
+        assert [m["text"] for m in listed] == [f"- {day}: Adopted a grey cat named Mochi"]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_an_unknown_zone_is_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown timezone 'Asia/Shangai'; give an IANA name such as Asia/Shanghai"):
         config.load(home=tmp_path, env={"MDMEM_TIMEZONE": "Asia/Shangai"})
