@@ -36,9 +36,12 @@ NOTES = {
                      "- 2026-11-27 00:00: 刚过零点还在改方案。\n",
     "trips/hangzhou.md": "---\ndate: 2026-11-25\n---\n# 杭州一日游\n\n下午在灵隐寺烧香，晚上去河坊街吃了小吃，人很多但很热闹。\n",
     "journal/dinner.md": "---\ntype: episodic\ndate: 2026-11-18\n---\n- 和同事们一起吃了火锅，聊到很晚才回家。\n",
+    # a moment with its offset is the day it was written on (the 26th in UTC and in Shanghai)
+    "notes/late.md": "---\ndate: 2026-11-25T23:30:00-08:00\n---\n# Late call\n\nA late call with the Seattle team "
+                     "about the launch checklist, which ran past midnight.\n",
 }
-DAY_25 = {"许了个愿", "跑了五公里", "放风筝", "给妈妈打了电话", "写完了今天的日记", "绿萝", "breakfast at the café",
-          "灵隐寺"}
+DOCUMENTS = {"灵隐寺", "Seattle team"}  # sections dated by front matter: search keeps them, recent lists memories
+DAY_25 = {"许了个愿", "跑了五公里", "放风筝", "给妈妈打了电话", "写完了今天的日记", "绿萝", "breakfast at the café"} | DOCUMENTS
 DAY_18 = {"医院复查", "开会讨论新项目", "吃了火锅"}
 DAY_17 = {"给车做了保养"}
 DAY_26 = {"装修声", "read the news"}
@@ -119,7 +122,7 @@ def test_the_same_days_are_kept_in_any_zone(make_memory, zone, monkeypatch):
         hits = mem.search("我前天干了什么", now=NOW, limit=20, explain=True)
         assert _named(h.content for h in hits if h.explain["in_window"]) == DAY_25
         assert _named(m["text"] for m in mem.recent(since="2026-11-25", until="2026-11-25", limit=20)) == \
-            DAY_25 - {"灵隐寺"}
+            DAY_25 - DOCUMENTS
         # a moment with an offset is that moment in the user's zone: 02:00 UTC on the 27th
         moment = datetime(2026, 11, 27, 2, 0, tzinfo=ZoneInfo("UTC"))
         local = moment.astimezone(ZoneInfo(zone)).date()
@@ -199,7 +202,7 @@ def test_the_command_line_lists_and_finds_the_whole_day(tmp_path):
     r = _mdmem(home, "recent", "--since", "2026-11-25", "--until", "2026-11-25", "--limit", "20")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert _named(lines) == DAY_25 - {"灵隐寺"} and len(lines) == 7
+    assert _named(lines) == DAY_25 - DOCUMENTS and len(lines) == 7
     # newest first; a date without a time is the start of its day
     assert lines[0].startswith("2026-11-25 23:59") and lines[-2].startswith("2026-11-25 00:00") and "绿萝" in lines[-1]
     r = _mdmem(home, "recent", "--since", "1d", "--now", NOW, "--json", "--limit", "20")
@@ -233,7 +236,7 @@ def test_the_daemon_and_mcp_keep_the_days_in_the_configured_zone(tmp_path):
         assert r.returncode == 0, r.stderr
         assert _named(h["content"] for h in json.loads(r.stdout)["results"]) == DAY_25
         listed = json.loads(asyncio.run(asyncio.wait_for(session(), 240)).content[0].text)["results"]
-        assert _named(m["text"] for m in listed) == DAY_25 - {"灵隐寺"}
+        assert _named(m["text"] for m in listed) == DAY_25 - DOCUMENTS
         before = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
         r = d.cli("add", "今天去图书馆还了三本书", "--type", "episodic", "--json")
         after = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
