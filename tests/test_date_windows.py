@@ -212,10 +212,7 @@ def test_the_command_line_lists_and_finds_the_whole_day(tmp_path):
 
 
 def test_the_daemon_and_mcp_keep_the_days_in_the_configured_zone(tmp_path):
-    import asyncio
-
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from mcp_calls import call_tools
     from test_daemon import Served
 
     d = Served(tmp_path)
@@ -223,19 +220,13 @@ def test_the_daemon_and_mcp_keep_the_days_in_the_configured_zone(tmp_path):
     (d.home / "config.toml").write_text('timezone = "Pacific/Kiritimati"\n', encoding="utf-8")
     d.env = {**d.env, "TZ": "Pacific/Pago_Pago"}  # the daemon's own zone: always another day
     d.start()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
-
-    async def session():
-        async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                return await s.call_tool("memory_recent", {"since": "2026-11-25", "until": "2026-11-25",
-                                                           "limit": 20})
     try:
         r = d.cli("search", "我干了什么", "--since", "2026-11-25", "--until", "2026-11-25", "--limit", "20", "--json")
         assert r.returncode == 0, r.stderr
         assert _named(h["content"] for h in json.loads(r.stdout)["results"]) == DAY_25
-        listed = json.loads(asyncio.run(asyncio.wait_for(session(), 240)).content[0].text)["results"]
+        recent, = call_tools(d.args, d.env, [("memory_recent", {"since": "2026-11-25", "until": "2026-11-25",
+                                                                 "limit": 20})], open(tmp_path / "stderr.txt", "w"))
+        listed = json.loads(recent.content[0].text)["results"]
         assert _named(m["text"] for m in listed) == DAY_25 - DOCUMENTS
         before = datetime.now(ZoneInfo("Pacific/Kiritimati")).date().isoformat()
         r = d.cli("add", "今天去图书馆还了三本书", "--type", "episodic", "--json")
