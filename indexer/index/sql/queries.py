@@ -120,11 +120,11 @@ def any_dated(con, since: str, until: str) -> bool:
 
 
 def dated_chunks(con, since: str | None, until: str | None, k: int, under=None, space=None) -> list[dict]:
-    """Up to k chunks dated in [since, until), the earliest first: a search within dates that has no vectors to
-    read finds every memory of a short window, not only those whose words match."""
+    """Up to k chunks dated in [since, until), the newest first (as `recent` lists them): a search within dates
+    that has no vectors to read finds every memory of a short window, not only those whose words match."""
     where, params = search_filters(under, space, since, until)
     return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.memory_date IS NOT NULL" + where +
-                   " ORDER BY c.memory_date, c.uri, c.start_line LIMIT ?", [*params, int(k)])
+                   " ORDER BY c.memory_date DESC, c.uri, c.start_line LIMIT ?", [*params, int(k)])
 
 
 def count_where(con, cap: int, under=None, space=None, since=None, until=None) -> int:
