@@ -83,7 +83,7 @@ def test_a_store_without_vectors_keeps_the_day_too(make_memory, none_embedder):
     ("What did I do last week?", DAY_17 | DAY_18),
     ("what happened yesterday", DAY_26),
     ("what did I do on 2026-11-18", DAY_18),
-    ("the day before yesterday", DAY_25),
+    ("what did I do the day before yesterday", DAY_25),
 ])
 def test_time_words_keep_every_memory_of_their_days(make_memory, question, days, time_window):
     mem = make_memory(NOTES, time_window=time_window)
@@ -98,6 +98,13 @@ def test_time_words_keep_every_memory_of_their_days(make_memory, question, days,
         assert len(inside) == len(hits)
     else:  # every memory of the window is lifted above what it was without it
         assert all(h.explain["window_lift"] > 0 for h in inside)
+
+
+@pytest.mark.parametrize("question,days", [("昨天", DAY_26), ("上周", DAY_17 | DAY_18), ("last week?", DAY_17 | DAY_18),
+                                           ("the day before yesterday", DAY_25)])
+def test_a_question_of_time_words_alone_lists_its_days(make_memory, question, days):
+    hits = make_memory(NOTES).search(question, now=NOW, limit=20, explain=True)
+    assert _named(h.content for h in hits) == days and all(h.explain["in_window"] for h in hits)
 
 
 def test_recall_of_a_weak_question_gives_the_days_it_asks_for(make_memory):

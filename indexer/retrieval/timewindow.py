@@ -21,7 +21,8 @@ def window_for(text: str, now, cfg) -> Window | None:
 
 def search(run, q, window: Window | None, cfg, dated=None) -> list[Hit]:
     """`run(query)` with the window applied: "filter" keeps memories dated in it (all hits when none is),
-    "rank" lifts them by time_window_lift of the best score. The time words leave the matched text,
+    "rank" lifts them by time_window_lift of the best score, and keeps only them when the question is its time
+    words alone. The time words leave the matched text,
     so 上周 no longer matches 周一 in a note of this week. dated(since, until): whether any memory is dated
     then; when none is, the run inside the window is left out (a year named as a fact, 1923年设站, cost a
     whole search and a second question embedding for nothing: 90-110 ms of a hybrid question at 1M)."""
@@ -30,11 +31,12 @@ def search(run, q, window: Window | None, cfg, dated=None) -> list[Hit]:
     rest = q.text
     for words in window.words:  # the query's own text: recall may have put the conversation before it
         rest = rest.replace(words, " ", 1)
-    text = " ".join(rest.split()) if _WORDY.search(rest) else q.text
+    only_days = not _WORDY.search(rest)  # 昨天, last week: the question is its time words, the window all it asks
+    text = q.text if only_days else " ".join(rest.split())
     since, until = _within(q, window)
     some = since < until and (dated is None or dated(since, until))
     inside = run(dataclasses.replace(q, text=text, since=since, until=until)) if some else []
-    if cfg.time_window == "filter" and inside:
+    if (cfg.time_window == "filter" or only_days) and inside:
         return [_mark(h, window, True, 0.0) for h in inside]
     if not inside:  # nothing dated then: the time words may be the memory's own words ("last weekend")
         return [_mark(h, window, dated_in(h.date, window), 0.0) for h in run(q)]
