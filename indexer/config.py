@@ -8,6 +8,7 @@ import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from indexer.errors import ConfigError
 
@@ -100,6 +101,9 @@ class Config:
     auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
     trash_days: float = 30.0  # a forgotten or corrected memory's text is kept this long for `restore`
+    # the user's zone (an IANA name such as Asia/Shanghai): which day "today" is for time words, ages and the
+    # dates `add` writes; "" is the system's. Dates in notes are local days as written, in no zone.
+    timezone: str = ""
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -253,6 +257,8 @@ def _validate(cfg: Config) -> None:
         (cfg.time_window in TIME_WINDOWS, f"unknown time_window {cfg.time_window!r}; choose one of "
                                           f"{', '.join(TIME_WINDOWS)}"),
         (cfg.time_window_lift >= 0, "time_window_lift must be 0 or more (a share of the best score)"),
+        (_known_zone(cfg.timezone), f"unknown timezone {cfg.timezone!r}; give an IANA name such as Asia/Shanghai "
+                                    "or America/Los_Angeles, or leave it empty for the system's zone"),
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
@@ -279,3 +285,13 @@ def _validate(cfg: Config) -> None:
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
+
+
+def _known_zone(name: str) -> bool:
+    if not name:
+        return True
+    try:
+        ZoneInfo(name)
+    except (ValueError, KeyError, OSError):  # KeyError: ZoneInfoNotFoundError; ValueError: a path, not a key
+        return False
+    return True

@@ -51,13 +51,16 @@ def ranked(hits: list[Hit]) -> list[Hit]:
 
 def by_strength(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit]:
     """A chunk's relevance times its strength (its forgetting curve, floored); below min_score it goes.
-    min_score applies here, before the lifts, as it was measured."""
+    min_score applies here, before the lifts, as it was measured. A search within dates lists its days: only a
+    min_score the caller set drops one of them (min-max scaling gives the pool's farthest cosine 0, and a day of
+    two journal lines lost one; a plain vector search scores a far one below 0)."""
+    listing = (aq.q.since is not None or aq.q.until is not None) and aq.q.min_score <= 0
     out = []
     for h in hits:
         row = pool.cands[(h.store, h.id)].row
         mult = dynamics_multiplier(row, cfg.decay_floor)
         score = h.score * mult
-        if score < aq.q.min_score or score <= 0:
+        if (score < aq.q.min_score or score <= 0) and not listing:
             continue
         out.append(dataclasses.replace(h, score=score, signals={**h.signals, "strength": row["strength"],
                                                                 "dynamics": round(mult, 6)}))

@@ -13,7 +13,7 @@ from indexer.index.sql.records import (  # noqa: F401
     put_skipped_notes,
 )
 from indexer.index.sql.queries import (  # noqa: F401
-    has_spaces, fts_search, vector_search, ids_passing, any_dated, count_where, vec_rowids_where, find_similar, vectors_with_uri,
+    has_spaces, fts_search, vector_search, ids_passing, any_dated, dated_chunks, count_where, vec_rowids_where, find_similar, vectors_with_uri,
     chunk_exists, chunks_by_ids, chunks_holding, KNN_MAX,
 )
 from indexer.index.sql.text_stats import (  # noqa: F401
