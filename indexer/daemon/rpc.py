@@ -142,7 +142,9 @@ class Server:
 
     def _honour(self, expect: dict) -> None:
         """Refuse, in one line, a flag the daemon's warm model or stores cannot honour (never ignore it)."""
-        wanted = expect.get("embedder")
-        if wanted and wanted != self.daemon.cfg.embedder:
-            raise InputError(f"--embedder {wanted} cannot be honoured: the running daemon (pid {os.getpid()}) uses "
-                             f"{self.daemon.cfg.embedder}; drop the flag, or stop the daemon to run in-process")
+        for key, flag in (("embedder", "--embedder"), ("embedder_model", "--embedder-model"),
+                          ("embedder_base_url", "--embedder-url")):
+            wanted, have = expect.get(key), getattr(self.daemon.cfg, key)
+            if wanted and wanted != have:
+                raise InputError(f"{flag} {wanted} cannot be honoured: the running daemon (pid {os.getpid()}) uses "
+                                 f"{have or 'the default'}; drop the flag, or stop the daemon to run in-process")

@@ -15,7 +15,7 @@ from indexer.retrieval import text_leg
 from indexer.retrieval import vector_matrix
 from indexer.daemon.lending import OWN, Lender
 from indexer.config import Config
-from indexer.embedder import load_embedder
+from indexer.providers import load_embedder
 from indexer.errors import MdmemError, StoreError
 from indexer.private_files import make_private_dirs, open_private
 from indexer.roots import missing_store

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections import Counter
@@ -87,8 +88,18 @@ def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
             with_vec = sql.check_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
         else:
             sql.init_schema(con)
-            with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION)
+            with_vec = sql.bind_identity(con, embedder.model_id, embedder.dim, CHUNKER_VERSION, TOKENIZER_VERSION,
+                                         identity=_identity(embedder))
     except BaseException:
         con.close()
         raise
     return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root, follow_symlinks))
+
+
+def _identity(embedder) -> str:
+    """What made a store's vectors, kept in its meta: provider, model, dimensions, prompts (never a URL or key)."""
+    ident = getattr(embedder, "identity", None)
+    if not isinstance(ident, dict):
+        ident = {"provider": sql.provider_of(embedder.model_id), "model": embedder.model_id,
+                 "dimensions": embedder.dim, "prompts": ""}
+    return json.dumps(ident, ensure_ascii=False, sort_keys=True)

@@ -239,9 +239,11 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
         return run(lambda mem: mem.restore(id, space=space))
 
     @server.tool(title="Recent memories", annotations=READ)
-    def memory_recent(limit: Limit = 10, scope: Scope = "all", space: Space = None, compact: Compact = False) -> dict:
-        """The newest memories, newest first."""
-        return run(lambda mem: mem.recent(limit=limit, scope=scope, space=space), lambda items: results(items, compact, scope))
+    def memory_recent(limit: Limit = 10, scope: Scope = "all", space: Space = None, compact: Compact = False,
+                      since: Since = None, until: Until = None, now: Now = None) -> dict:
+        """The newest memories, newest first; since and until list the memories of those days."""
+        return run(lambda mem: mem.recent(limit=limit, scope=scope, space=space, since=since, until=until, now=now),
+                   lambda items: results(items, compact, scope))
 
     @server.tool(title="Memory status", annotations=READ)
     def memory_status(scope: Scope = "all") -> dict:

@@ -11,6 +11,7 @@ from indexer.protocol import Writer
 from indexer.index import sql
 from indexer.memories.cite import cited_chunk
 from indexer.errors import InputError, MdmemError
+from indexer.notes import clock
 from indexer.notes import item_metadata
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
@@ -41,6 +42,7 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: Writer, warn, type_:
     importance = validation.importance(importance)
     text, redacted = screen(text.strip(), redact)  # before anything touches disk or the index
     space = space_name(space)
+    now = now or clock.now(cfg.timezone)  # the day and time in the user's zone, wherever the daemon runs
     target = choose_target(cfg, type_, scope, file, now, space=space)
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
     # a new value for a stored fact is close to it (70 → 65 公斤: cosine 0.96) but no duplicate: dedupe=False;

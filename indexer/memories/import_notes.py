@@ -56,7 +56,8 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
     notes: list[ImportedNote] = []
     for f in files:  # parse everything before writing anything: a bad file leaves no note half-imported
         try:
-            found, parsed, hidden = parse_file(f, fmt, space, strict=fmt is not None or len(files) == 1)
+            found, parsed, hidden = parse_file(f, fmt, space, strict=fmt is not None or len(files) == 1,
+                                               zone=cfg.timezone)
         except ImportFormatError as exc:
             if len(files) == 1:
                 raise

@@ -49,6 +49,7 @@ class Read:
     path: Path
     text: str | None
     data: bytes | None = None
+    zone: str = ""  # the user's time zone: a moment's day is the day there
 
     @cached_property
     def head(self):
@@ -86,7 +87,7 @@ class ImportFormat:
 REGISTRY = (
     ImportFormat("sillytavern-chat",
                  lambda f: st.is_chat_header(f.head) or (st.is_message(f.head) and f.path.suffix.lower() == ".jsonl"),
-                 lambda f, space: st.parse_chat(f.path, f.text, space)),
+                 lambda f, space: st.parse_chat(f.path, f.text, space, f.zone)),
     # a group's own file: read for its name by its chats (see parse_chat), imported as nothing itself
     ImportFormat(GROUP, lambda f: st.is_group(f.obj), lambda f, space: ([], 0)),
     ImportFormat("sillytavern-lorebook", lambda f: st.is_lorebook(f.obj),
@@ -96,7 +97,7 @@ REGISTRY = (
                  lambda f, space: (st.parse_card(f.path, st.png_card(f.path, f.data) if f.data is not None
                                                  else f.json(), space), 0)),
     ImportFormat("mem0", lambda f: mem0.mem0_records(f.obj) is not None,
-                 lambda f, space: (mem0.parse_mem0(f.path, f.json(), space), 0)),
+                 lambda f, space: (mem0.parse_mem0(f.path, f.json(), space, f.zone), 0)),
 )
 _BY_NAME = {f.name: f for f in REGISTRY}
 
@@ -109,15 +110,15 @@ def detect(path: Path, text: str | None, data: bytes | None = None) -> str | Non
     return next((fmt.name for fmt in REGISTRY if fmt.sniff(f)), None)
 
 
-def parse_file(path: Path, fmt: str | None = None, space: str | None = None, strict: bool = True
+def parse_file(path: Path, fmt: str | None = None, space: str | None = None, strict: bool = True, zone: str = ""
                ) -> tuple[str | None, list[ImportedNote], int]:
     """(format, notes, hidden messages left out) of one file; an unrecognised file is an error when strict,
-    else (None, [], 0)."""
+    else (None, [], 0). zone: the user's time zone, where a stamp with an offset falls on its day."""
     if fmt is not None and fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     space = space_name(space)
     is_png = path.suffix.lower() == ".png" or fmt == "sillytavern-card" and _is_png(path)
-    f = Read(path, None if is_png else read_text(path), path.read_bytes() if is_png else None)
+    f = Read(path, None if is_png else read_text(path), path.read_bytes() if is_png else None, zone)
     found = fmt or detect(path, f.text, f.data)
     if found is None:
         if strict:

@@ -32,7 +32,7 @@ def owner_of(record: dict) -> tuple[str | None, str | None]:
     return None, None
 
 
-def parse_mem0(path: Path, obj, space: str | None = None) -> list[ImportedNote]:
+def parse_mem0(path: Path, obj, space: str | None = None, zone: str = "") -> list[ImportedNote]:
     """Each memory becomes `- 2024-06-05: text` in its space's `user/fact.md` (the note `add` writes facts to)."""
     records = mem0_records(obj)
     if records is None:
@@ -45,7 +45,7 @@ def parse_mem0(path: Path, obj, space: str | None = None) -> list[ImportedNote]:
             raise ImportFormatError(path, None, f"memory {rec.get('id', i)} has no \"memory\" text")
         if not text.strip():
             continue
-        when = parse_when(rec.get("created_at")) or parse_when(rec.get("updated_at"))
+        when = parse_when(rec.get("created_at"), zone) or parse_when(rec.get("updated_at"), zone)
         target = space if space is not None else owner_of(rec)[0]
         by_space[target].append(Entry(text=text, when=when))
     return [ImportedNote(space=sp, uri="user/fact.md", title="Facts", type="fact", kind="dated",

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from indexer.errors import InputError
+from indexer.notes import clock
 from indexer.notes.append import format_entry
 
 MAX_IMPORT_BYTES = 256 * 1024 * 1024  # a chat export larger than this is not one person's history
@@ -76,8 +77,9 @@ _MERIDIEM = re.compile(r"([A-Za-z]+)\s+(\d{1,2}),\s*(\d{4})\s+(\d{1,2}):(\d{1,2}
 _HUMANIZED = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(\d{1,2})s")
 
 
-def parse_when(value) -> datetime | None:
-    """A local (naive) datetime from the stamps chat front ends write, None when there is none or it is unreadable.
+def parse_when(value, zone: str = "") -> datetime | None:
+    """A local (naive) datetime from the stamps chat front ends write, None when there is none or it is unreadable;
+    a moment (Unix time, or ISO with an offset) is read on the wall clock of the user's zone (config `timezone`).
 
     Accepted: Unix milliseconds, ISO 8601, `June 19, 2023 2:20pm`, `2024-7-12@01h31m37s` and
     `2024-6-5 @14h 56m 50s 682ms` (SillyTavern's own formats, old and new).
@@ -88,7 +90,7 @@ def parse_when(value) -> datetime | None:
         if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().isdigit()):
             stamp = float(value)
             stamp = stamp / 1000 if stamp > 1e11 else stamp  # milliseconds (JavaScript) or seconds
-            return datetime.fromtimestamp(stamp, tz=timezone.utc).astimezone().replace(tzinfo=None)
+            return clock.wall(datetime.fromtimestamp(stamp, tz=timezone.utc), zone)
         if not isinstance(value, str):
             return None
         text = value.strip()
@@ -100,7 +102,7 @@ def parse_when(value) -> datetime | None:
             hour = int(m.group(4)) % 12 + (12 if m.group(6).lower() == "pm" else 0)
             return datetime(int(m.group(3)), _MONTHS[m.group(1).lower()], int(m.group(2)), hour, int(m.group(5)))
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return parsed.astimezone().replace(tzinfo=None) if parsed.tzinfo else parsed
+        return clock.wall(parsed, zone)
     except (ValueError, OverflowError, OSError):
         return None
 

@@ -45,7 +45,7 @@ def group_name(path: Path) -> str | None:
     return None
 
 
-def parse_chat(path: Path, text: str, space: str | None = None) -> tuple[list[ImportedNote], int]:
+def parse_chat(path: Path, text: str, space: str | None = None, zone: str = "") -> tuple[list[ImportedNote], int]:
     """A chat file (a metadata line, then one message per line) as journal items per day, and how many
     hidden or system messages were left out.
 
@@ -70,7 +70,7 @@ def parse_chat(path: Path, text: str, space: str | None = None) -> tuple[list[Im
             raise ImportFormatError(path, None, "a group chat whose group is not in ../groups/*.json; import the "
                                     "whole data folder, or pass --space NAME")
     character = header.get("character_name") or path.parent.name
-    started = parse_when(header.get("create_date"))
+    started = parse_when(header.get("create_date"), zone)
     by_day: dict[str, list[Entry]] = defaultdict(list)
     last, hidden = started, 0
     for n, raw in enumerate(lines[first + 1:], first + 2):
@@ -84,7 +84,7 @@ def parse_chat(path: Path, text: str, space: str | None = None) -> tuple[list[Im
         if msg.get("is_system"):
             hidden += 1  # hidden by the user, or SillyTavern's own notices: never part of the story
             continue
-        when = parse_when(msg.get("send_date")) or last
+        when = parse_when(msg.get("send_date"), zone) or last
         if when is None:
             raise ImportFormatError(path, n, "the message has no readable send_date and the chat no create_date")
         last = when

@@ -64,6 +64,10 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
             _collect_vectors(st, aq, leg, pool, spaces[st.name])
     if pool.vector is None and q.mode != "fts":
         pool.mode = "fts"  # no vectors: degrade to full text
+    if dated and pool.vector is None:  # the vectors' nearest would hold every memory of a short window
+        for st in stores:
+            for r in sql.dated_chunks(st.con, q.since, q.until, pool_size, q.under, spaces[st.name]):
+                pool.add(st.name, r)
     return pool
 
 

@@ -63,7 +63,8 @@ def rrf(cands: list[Candidate], k: int = 60) -> dict[tuple, dict]:
 def fts_only(cands: list[Candidate]) -> dict[tuple, dict]:
     bm = [c.bm25 for c in cands if c.bm25 is not None]
     top = max(bm) if bm else 0.0
-    return {c.key: {"score": (c.bm25 / top) if top > 0 and c.bm25 else 0.0} for c in cands if c.bm25 is not None}
+    # a candidate no words matched (one dated in a window asked for) scores 0: search keeps it only within dates
+    return {c.key: {"score": (c.bm25 / top) if top > 0 and c.bm25 else 0.0} for c in cands}
 
 
 def vector_only(cands: list[Candidate]) -> dict[tuple, dict]:

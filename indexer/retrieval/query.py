@@ -43,7 +43,7 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     under = tuple(valid_text(u).strip().lstrip("./") for u in under if u.strip())
     space = space_name(space)
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
-    since, until = span if span is not None else timespan.bounds(since, until, timespan.today(now))
+    since, until = span if span is not None else timespan.bounds(since, until, timespan.today(now, cfg.timezone))
     return Query(text=valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
                  min_score=min_score, explain=explain, space=space, since=since, until=until)
 

@@ -12,6 +12,7 @@ from indexer.models import RECALL_HEADER, recall_source
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.textseg import mostly_han
+from indexer.providers import llm
 from indexer.retrieval.e5_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -20,13 +21,13 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 
 def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
-           max_chars: int | None = None, scope: str = "all") -> dict:
+           max_chars: int | None = None, scope: str = "all", dated: bool = False) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     `search(text, scope, limit)` returns hits with their score components and counts nothing;
     `record_access(hits)` counts the memories handed out. Tiers: the raw query; if its best cosine
     is weak, the recent conversation prepended; then the configured rewrite command. The
-    strongest tier's hits are used.
+    strongest tier's hits are used. dated: the search keeps only memories of the caller's since/until.
     """
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
     max_chars = validation.max_chars(max_chars, cfg.recall_max_chars)
@@ -42,8 +43,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
             q = f"{tail}\n{query}"
             best = max(best, _run(search, q, limit, scope), key=lambda r: r[1])
             tiers.append(("context", q))
-        if _weak(best[1], cfg) and cfg.recall_rewrite_command:
-            rewritten = _rewrite(cfg, query, tail, warn)
+        if _weak(best[1], cfg) and (cfg.llm or cfg.recall_rewrite_command):
+            rewritten = _ask_llm(cfg, query, tail, warn) if cfg.llm else _rewrite(cfg, query, tail, warn)
             if rewritten:
                 best = max(best, _run(search, rewritten, limit, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
@@ -51,12 +52,15 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
-    if _weak(strength, cfg):
-        # nothing close in meaning: keep only memories that share words with the query
-        # ... or that are dated in the window its time words name (上周: everything of last week is asked for)
-        hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or h.signals.get("in_window")]
+    weak = _weak(strength, cfg)
+
+    def asked_for(h) -> bool:  # a weak question's days are what it asks for: 上周我做了什么, or 我干了什么 --since D
+        return weak and (dated or bool(h.signals.get("in_window")))
+    if weak:
+        # nothing close in meaning: keep only memories that share words with the query, or of the days asked for
+        hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or asked_for(h)]
     tier = next(name for name, q in tiers if q == used)
-    hits = on_topic(hits, used)
+    hits = on_topic(hits, used, asked_for)
     memories = render_memories(hits, max_chars)
     if hits and not memories:
         need = min(_smallest_line(h) for h in hits)
@@ -76,10 +80,10 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits, query: str):
-    """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best: the block stops where
-    relevance falls off. Text in the other script than the question's is compared with the stage's
-    cross-script allowance (e5 scores a language against itself higher). Without that cosine (model
+def on_topic(hits, query: str, asked_for=lambda h: False):
+    """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best, and those asked_for(hit): the
+    block stops where relevance falls off. Text in the other script than the question's is compared with the
+    stage's cross-script allowance (e5 scores a language against itself higher). Without that cosine (model
     absent) every hit stays."""
     han = mostly_han(query)
 
@@ -92,7 +96,7 @@ def on_topic(hits, query: str):
     best = max((f for f in current if f is not None), default=None)
     if best is None:
         return hits
-    kept = [h for h in hits if fair(h) is not None and fair(h) >= best - ON_TOPIC_GAP]
+    kept = [h for h in hits if asked_for(h) or (fair(h) is not None and fair(h) >= best - ON_TOPIC_GAP)]
     return kept if not hits or hits[0] in kept else [hits[0], *kept]  # the ranking's first answer always stays
 
 
@@ -124,8 +128,18 @@ def context_tail(context: str, turns: int, max_chars: int) -> str:
     return text[-max_chars:]
 
 
+def _ask_llm(cfg, query: str, tail: str, warn) -> str:
+    """Third tier with an LLM configured: it rewrites the question, with the conversation's tail, into a query
+    in the question's language; one that fails or answers nonsense skips the tier."""
+    try:
+        return llm.rewrite_question(cfg, query, tail, chinese=mostly_han(query))
+    except MdmemError as exc:
+        warn(f"recall's rewrite by the LLM was skipped ({exc})")
+        return ""
+
+
 def _rewrite(cfg, query: str, tail: str, warn) -> str:
-    """Third tier: a user's command (e.g. a small LLM) turns the query into a better one."""
+    """Third tier without an LLM configured: a user's command turns the query into a better one."""
     payload = query if not tail else f"{query}\n\n{tail}"
     try:
         done = subprocess.run(cfg.recall_rewrite_command, shell=True, input=payload, capture_output=True,

@@ -14,6 +14,7 @@ from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import Hit
 from indexer.retrieval import e5_stage
+from indexer.retrieval import ranker_stage
 from indexer.retrieval import episodes
 from indexer.retrieval import superseded
 from indexer.retrieval import timewindow
@@ -50,13 +51,16 @@ def ranked(hits: list[Hit]) -> list[Hit]:
 
 def by_strength(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit]:
     """A chunk's relevance times its strength (its forgetting curve, floored); below min_score it goes.
-    min_score applies here, before the lifts, as it was measured."""
+    min_score applies here, before the lifts, as it was measured. A search within dates lists its days: only a
+    min_score the caller set drops one of them (min-max scaling gives the pool's farthest cosine 0, and a day of
+    two journal lines lost one; a plain vector search scores a far one below 0)."""
+    listing = (aq.q.since is not None or aq.q.until is not None) and aq.q.min_score <= 0
     out = []
     for h in hits:
         row = pool.cands[(h.store, h.id)].row
         mult = dynamics_multiplier(row, cfg.decay_floor)
         score = h.score * mult
-        if score < aq.q.min_score or score <= 0:
+        if (score < aq.q.min_score or score <= 0) and not listing:
             continue
         out.append(dataclasses.replace(h, score=score, signals={**h.signals, "strength": row["strength"],
                                                                 "dynamics": round(mult, 6)}))
@@ -73,8 +77,10 @@ def by_memory_days(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[
 
 
 def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit]:
-    if pool.mode != "hybrid" or not cfg.rerank:
+    if pool.mode != "hybrid" or not cfg.rerank or cfg.ranker == "none":
         return hits
+    if cfg.ranker != "e5":
+        return ranker_stage.rerank(hits, aq, cfg)
     return e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()}, pool.cons, aq,
                            qvec=pool.e5_query)
 

@@ -6,6 +6,7 @@ import re
 from datetime import date, datetime, timedelta
 
 from indexer.errors import InputError
+from indexer.notes import clock
 
 _AGE = re.compile(r"^(\d{1,5})\s*([dwmy])$", re.I)
 _DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}
@@ -22,7 +23,7 @@ def parse_day(value, flag: str, today: date | None = None) -> date | None:
     text = str(value).strip()
     age = _AGE.match(text)
     if age:
-        return (today or date.today()) - timedelta(days=int(age.group(1)) * _DAYS[age.group(2).lower()])
+        return (today or clock.today()) - timedelta(days=int(age.group(1)) * _DAYS[age.group(2).lower()])
     try:
         return date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else _bad(text, flag)
     except ValueError:
@@ -43,18 +44,19 @@ def bounds(since=None, until=None, today: date | None = None) -> tuple[str | Non
     return (lo.isoformat() if lo else None), ((hi + timedelta(days=1)).isoformat() if hi else None)
 
 
-def today(now=None) -> date:
-    """The caller's today: `now` (a day, or a day and time, for tests and replays) or the clock's."""
+def today(now=None, zone: str = "") -> date:
+    """The caller's today: `now` (a day, or a day and time, for tests and replays; one with an offset is that
+    moment in the user's zone) or the clock's in the user's zone (config `timezone`)."""
     if now is None or (isinstance(now, str) and not now.strip()):
-        return date.today()
+        return clock.today(zone)
     if isinstance(now, datetime):
-        return now.date()
+        return clock.wall(now, zone).date()
     if isinstance(now, date):
         return now
     text = str(now).strip()
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?", text):
-            return date.fromisoformat(text[:10])
+            return clock.wall(datetime.fromisoformat(text), zone).date()
     except ValueError:
         pass
     raise InputError(f"--now {text[:80]!r} is not a day; give a day such as 2026-11-25 (or 2026-11-25T09:30)")

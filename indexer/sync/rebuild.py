@@ -30,6 +30,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
     make_private_dirs(root)
     live_path = root / "index.db"
     shadow_path = root / f"index.db.rebuild-{os.getpid()}"
+    resumed = {} if no_cache else _killed_rebuilds_vectors(root, embedder.model_id)
     _remove_stale_shadows(root)
     _remove_db_files(shadow_path)
     cache, saved, aliases, e5_old = {}, [], [], {}
@@ -44,6 +45,7 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
             e5_old = e5_vectors.old_vectors(live, no_cache)
         except MdmemError:
             cache, saved, aliases = {}, [], []  # an unreadable old index only costs re-embedding
+    cache = {**resumed, **cache}
     shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
     try:
         e5_vectors.carry(shadow, e5_old)
@@ -102,6 +104,28 @@ def swap_shadow_in(shadow: Store, live, live_path: Path) -> None:
         db.backup_into(fresh, shadow.con)
     finally:
         fresh.close()
+
+
+def _killed_rebuilds_vectors(root: Path, model_id: str) -> dict:
+    """The vectors a killed rebuild with this model had already written (every 32 notes): a rebuild that
+    re-embeds a store through a paid or slow provider resumes where it was killed instead of starting over."""
+    out = {}
+    for path in root.glob("index.db.rebuild-*"):
+        match = re.fullmatch(r"index\.db\.rebuild-(\d+)", path.name)
+        if not match or _alive(int(match.group(1))):
+            continue
+        try:
+            con = db.connect(path)
+        except MdmemError:
+            continue
+        try:
+            if sql.read_meta(con).get("embedder") == model_id:
+                out.update(sql.vectors_by_hash(con))
+        except Exception:  # a shadow killed before its schema was written: nothing to take
+            pass
+        finally:
+            con.close()
+    return out
 
 
 def _remove_stale_shadows(root: Path) -> None:

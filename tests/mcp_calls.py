@@ -1,0 +1,20 @@
+"""Calling tools of `mdmem mcp` over stdio the way an agent's client does: one session, each call in turn."""
+
+import asyncio
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def call_tools(args: list[str], env: dict, calls: list[tuple[str, dict]], errlog, timeout: float = 240) -> list:
+    """The results of calls [(tool, arguments), …] made in one session of `mdmem ARGS mcp`."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *args, "mcp"], env=env)
+
+    async def session():
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return [await s.call_tool(name, arguments) for name, arguments in calls]
+
+    return asyncio.run(asyncio.wait_for(session(), timeout))

