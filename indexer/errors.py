@@ -19,6 +19,14 @@ class EmbedderError(MdmemError):
     """An embedding model could not be loaded or used."""
 
 
+class ProviderError(EmbedderError):
+    """A model provider refused the request or answered nonsense; the message says what to fix."""
+
+
+class ProviderUnavailable(ProviderError):
+    """A model provider did not answer within its deadline and retries; the note is kept and its vectors wait."""
+
+
 class ExtensionError(MdmemError):
     """The SQLite binding cannot load sqlite-vec or lacks FTS5."""
 

@@ -285,7 +285,8 @@ class LocalWriter:
             s = sql.status_counts(st.con)
             lagging = stale_files(st)
             out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging,
+                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]],
+                            "vectors_pending": s["vectors_pending"], "pending": lagging,
                             "skipped": s["skipped"], "busy": None,
                             "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
         return out
