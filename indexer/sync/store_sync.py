@@ -48,8 +48,8 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     Embedding runs one batch ahead on its own thread: while the model embeds a batch's new text
     (numpy's matrix products release the GIL), this thread parses the next batch and writes the
     previous one, so a build keeps every core busy instead of waiting on the model. The ranking model's
-    vectors get e5_seconds at the end (e5_vectors.FILL_SECONDS when None; inf fills all); the rest wait for the
-    daemon or the next sync.
+    vectors get e5_seconds at the end (cfg.ranking_fill_s when None; below 0 fills all); the rest wait for
+    the daemon or the next sync.
     """
     t0 = time.perf_counter()
     report = SyncReport(store=st.name)
@@ -90,7 +90,8 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     fill_missing_vectors(st, embedder, report)
     # committed above, so the store already answers (full text + first model) while e5 fills in
     if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
-        e5_vectors.after_sync(st, cfg, e5_limit, e5_vectors.FILL_SECONDS if e5_seconds is None else e5_seconds)
+        wait = cfg.ranking_fill_s if e5_seconds is None else e5_seconds
+        e5_vectors.after_sync(st, cfg, e5_limit, None if wait < 0 else wait)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if not st.readonly:  # every note without a document row was read again above: this is all of them
