@@ -99,3 +99,22 @@ def test_the_daemons_filler_waits_longer_each_time_and_fills_once_the_provider_a
     filler.step(st, down)
     assert sql.vectors_pending(st.con) == 0 and mem.status()["global"]["vectors"] == 3
     assert not filler.due(st)
+
+
+def test_the_terminal_and_the_json_say_a_search_ran_degraded(make_memory, down, capsys):
+    import json
+
+    from indexer.cli.common import print_hits
+    from indexer.daemon.mem0_api import item
+    mem = make_memory(global_notes=NOTES, embedder=down)
+    hits = mem.search("coffee", limit=2, bump=False)
+    print_hits(hits, as_json=True, explain=False, query="coffee")
+    assert json.loads(capsys.readouterr().out)["degraded"] is True
+    print_hits(hits, as_json=False, explain=False)
+    out = capsys.readouterr()
+    assert "coffee" in out.out and out.err.startswith("degraded:") and "mdmem status" in out.err
+    assert item({**hits[0].to_dict(), "text": hits[0].content}, None, None)["degraded"] is True
+    down.down = False
+    mem.index()
+    print_hits(mem.search("coffee", limit=2, bump=False), as_json=True, explain=False, query="coffee")
+    assert "degraded" not in json.loads(capsys.readouterr().out)
