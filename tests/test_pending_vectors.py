@@ -118,3 +118,40 @@ def test_the_terminal_and_the_json_say_a_search_ran_degraded(make_memory, down, 
     mem.index()
     print_hits(mem.search("coffee", limit=2, bump=False), as_json=True, explain=False, query="coffee")
     assert "degraded" not in json.loads(capsys.readouterr().out)
+
+
+def test_the_daemons_writer_fills_the_waiting_vectors_when_the_provider_comes_back(tmp_path, down, monkeypatch):
+    import threading
+    import time
+
+    from conftest import write_notes
+    from indexer import config
+    from indexer.daemon.jobs import Job
+    from indexer.daemon.store_writer import StoreWriter
+    from indexer.index import db
+    monkeypatch.setattr(vector_fill, "RETRY_FIRST_S", 0.1)
+    home = tmp_path / "home"
+    write_notes(home, NOTES)
+    cfg = config.load(home=home, env={})
+    stopping = threading.Event()
+    writer = StoreWriter("global", home, down, cfg, stopping)
+    writer.start()
+    try:
+        writer.ready.wait()
+        writer.call(Job.RECONCILE, timeout=120)
+        con = db.connect(home / "index.db", readonly=True)
+        assert sql.status_counts(con)["vectors_pending"] == 3  # saved and searchable by full text meanwhile
+        asked = down.calls
+        deadline = time.monotonic() + 30
+        while down.calls < asked + 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert down.calls >= asked + 2  # the writer keeps asking while the provider is down
+        down.down = False
+        deadline = time.monotonic() + 60
+        while sql.status_counts(con)["vectors"] < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sql.status_counts(con)["vectors"] == 3 and sql.vectors_pending(con) == 0
+        con.close()
+    finally:
+        stopping.set()
+        writer.join(10)
