@@ -259,6 +259,12 @@ class SentenceTransformerEmbedder:
         return self._encode([text], self.query_prompt)[0]
 
 
+def pull_model(name: str, device: str = "auto") -> str:
+    """Fetch a sentence-transformers model by its Hugging Face name into the cache, with progress on stderr
+    (`mdmem models pull NAME`); a folder is only checked. Returns the id a store records it by."""
+    return SentenceTransformerEmbedder(name, device, download=True).model_id
+
+
 def _auto_device() -> str:
     try:
         import torch

@@ -45,6 +45,11 @@ def test_model_id_names_the_resolved_folder_and_its_prompts(prompted, tmp_path, 
     assert minilm.model_id == "st:all-MiniLM-L6-v2"  # the bundled model has no prompts and a stable name
 
 
+def test_pull_checks_a_folder_and_names_it_as_the_store_will(prompted):
+    from indexer.embedder import pull_model
+    assert pull_model(str(prompted), device="cpu") == f"st:{prompted.resolve()};prompts=query,document"
+
+
 def test_loading_leaves_hf_hub_offline_to_the_environment(prompted, monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     SentenceTransformerEmbedder(str(prompted), device="cpu")
