@@ -72,6 +72,11 @@ def test_a_save_while_the_provider_is_down_keeps_the_memory_and_its_vector_waits
     mem.add("我的护照放在书房第二个抽屉里。", scope="global")
     assert mem.status()["global"]["vectors_pending"] == 1
     assert "护照" in mem.search("护照", mode="fts", limit=1, bump=False)[0].content
+    down.down = False  # back, but not asked by the next save's indexing: its text joins the waiting one
+    mem.add("The spare house key hangs in the garage.", scope="global")
+    assert mem.status()["global"]["vectors_pending"] == 2
+    mem.index()
+    assert mem.status()["global"]["vectors_pending"] == 0
 
 
 def test_a_build_asks_a_provider_that_is_down_once_not_once_per_batch(make_memory, down):

@@ -131,6 +131,9 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
             remove_file(st, uri, report)
     report.files = len(present)
     known = {uri: sql.get_document(st.con, uri) for uri, _ in present}
+    # while vectors wait for a provider that was down, a save does not ask it again (each ask may take its
+    # whole deadline): its text joins the waiting ones, which the daemon's retries fill together
+    report.vectors_pending = sql.vectors_pending(st.con) if st.with_vec else 0
     index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
     _note_skipped(st, {st.filter.uri_of(p) for p in paths} - {None}, report)
     if report.vectors_pending and not st.readonly:
