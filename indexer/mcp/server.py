@@ -141,7 +141,8 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
             return error(plain(str(exc)))
 
     def results(items: list[dict], compact_: bool) -> dict:
-        return {"count": len(items), "results": [compact(i) if compact_ else i for i in items]}
+        return {"count": len(items), "results": [compact(i) if compact_ else i for i in items],
+                **({"degraded": True} if any(i.get("degraded") for i in items) else {})}
 
     @server.tool(title="Search memory", annotations=READ)
     def memory_search(query: Annotated[str, Field(description="What to look for, in any language")],
