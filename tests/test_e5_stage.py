@@ -157,3 +157,39 @@ def test_a_question_runs_the_engine_on_one_thread():
     # a new thread starts at OpenMP's default (every core); one thread was faster alone and twice as fast beside
     # the other legs of a hybrid search
     assert seen == [(384, 1)]
+
+
+def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(make_memory, monkeypatch, tmp_path):
+    from conftest import write_notes
+    from indexer.sync import e5_vectors
+    # ranking_fill_s 0: a machine too busy to embed one text in time
+    mem = make_memory(global_notes=FAMILY, ranking_fill_s=0.0)
+    con = mem.stores("global")[0].con
+    assert sql.e5_progress(con) == (5, 5)  # a store this small is filled all the same
+    monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
+    write_notes(tmp_path / "home", PAIRS)
+    mem.index()
+    assert sql.e5_progress(con) == (5, 11) and mem.status()["global"]["e5"] == [5, 11]
+    hits = mem.search("鹦鹉叫什么", explain=True, limit=3, bump=False)
+    assert "小蓝" in hits[0].content and "e5_cosine" not in hits[0].explain  # searchable already
+    mem.cfg = mem.cfg.with_(ranking_fill_s=-1.0)  # all of them before it returns
+    mem.index()
+    assert sql.e5_progress(con) == (11, 11)
+    assert all(want in mem.search(q, limit=1, bump=False)[0].content for q, want in ASKED.items())
+
+
+def test_a_hit_still_waiting_for_its_e5_vector_keeps_its_first_stage_place(make_memory, monkeypatch):
+    from indexer.sync import e5_vectors
+    monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 0)
+    mem = make_memory(global_notes=PAIRS, ranking_fill_s=0.0)
+    first = mem.search("坐车时我有什么毛病？", explain=True, limit=6, bump=False)
+    st = mem.stores("global")[0]
+    e5_vectors.bind(st)
+    with db.transaction(st.con):  # every text but the first hit's gets its vector
+        sql.put_e5(st.con, {sql.chunks_by_ids(st.con, [h.id])[0]["content_hash"]: e5.passages([h.content])[0]
+                            for h in first[1:]})
+    after = mem.search("坐车时我有什么毛病？", explain=True, limit=6, bump=False)
+    waiting = after[0]
+    assert waiting.id == first[0].id  # on top of the pool's min-max scale, as in the first stage
+    assert "e5_cosine" not in waiting.explain and all("e5_cosine" in h.explain for h in after if h is not waiting)
+

@@ -75,6 +75,8 @@ def _daemon_serves(cfg: config_mod.Config) -> bool:
 
 
 pass_ctx = click.make_pass_decorator(CliContext)
+DEGRADED = ("degraded: ranked without some vectors (the embedding provider is down, or notes wait for their "
+            "vectors: `mdmem status`); full-text matches are all here")
 
 
 def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
@@ -87,9 +89,13 @@ def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
 
 
 def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "") -> None:
+    degraded = any(h.degraded for h in hits)
     if as_json:
-        output.emit({"query": query, "results": [h.to_dict(explain) for h in hits]})
+        output.emit({"query": query, "results": [h.to_dict(explain) for h in hits],
+                     **({"degraded": True} if degraded else {})})
         return
+    if degraded:
+        click.echo(DEGRADED, err=True)
     if not hits:
         click.echo("no matches", err=True)
     for i, h in enumerate(hits, 1):

@@ -108,7 +108,8 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain, spa
                               limit=item.get("limit", limit), under=item.get("under", under),
                               min_score=min_score, explain=explain,
                               **{k: item.get(k, v) for k, v in span.items()})
-            out = {"qid": qid, "results": [h.to_dict(explain) for h in hits]}
+            out = {"qid": qid, "results": [h.to_dict(explain) for h in hits],
+                   **({"degraded": True} if any(h.degraded for h in hits) else {})}
         except MdmemError as exc:
             warn(f"batch line {n}: {exc}")
             out = {"qid": qid, "results": [], "error": str(exc)}

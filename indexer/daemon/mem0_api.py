@@ -74,6 +74,8 @@ def item(rec: dict, space: str | None, owner_key: str | None, score: float | Non
            "uri": rec["uri"], "start_line": rec["start_line"], "end_line": rec["end_line"], "store": rec.get("store")}
     if score is not None:
         out["score"] = round(score, 6)
+    if rec.get("degraded"):
+        out["degraded"] = True  # ranked while the embedding provider was down or vectors were pending
     if space is not None:
         out[owner_key or "user_id"] = space
     return out

@@ -93,7 +93,8 @@ def search(mem, body) -> dict:
     if sel.metadata or sel.dates:  # conditions checked after ranking: rank more, so top_k can still be filled
         body = {**body, "top_k": min(api.MAX_TOP_K, want * OVERFETCH), "limit": None}
     hits = api.found(mem, body, query, space, key)
-    return {"results": [h for h in hits if sel.keeps(h)][:want]}
+    return {"results": [h for h in hits if sel.keeps(h)][:want],
+            **({"degraded": True} if any(h.get("degraded") for h in hits) else {})}
 
 
 def get_all(mem, query: dict | None, body) -> dict:

@@ -315,7 +315,7 @@ class Daemon:
             pending = w.pending() + (self.watcher.pending(key) if self.watcher else 0)
             out[name] = {"root": str(w.root), "files": s.get("documents", 0), "chunks": s.get("chunks", 0),
                          "vectors": s.get("vectors", 0), "e5": [s.get("e5_vectors", 0), s.get("e5_texts", 0)],
-                         "pending": pending, "skipped": s.get("skipped", 0), "busy": w.busy,
+                         "vectors_pending": s.get("vectors_pending", 0), "pending": pending, "skipped": s.get("skipped", 0), "busy": w.busy,
                          "last_sync": w.last_sync or s.get("last_indexed_at"),
                          "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
                          "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),

@@ -13,7 +13,7 @@ from indexer import log
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
 from indexer.memories import usage as counters
-from indexer.sync import e5_vectors
+from indexer.sync.vector_fill import Filler
 from indexer.sync.passes import cleanup_store, decay_store
 from indexer.sync.verify import check_store
 from indexer.sync.rebuild import rebuild_store
@@ -50,7 +50,8 @@ class StoreWriter(threading.Thread):
         self._ids = (None, None)  # identity of the root folder and index file we opened
         self._held: deque = deque()  # jobs taken from the queue while folding others: they run next, in order
         self._next_check = 0.0
-        self.e5_done = False  # no e5 vectors left to fill (set again after each job that may add texts)
+        self.e5_done = False  # no vectors left to fill now (set again after each job that may add texts)
+        self._filler = Filler()  # the embedder's waiting vectors (retried with backoff), then the e5 ones
         self._log = log.get().bind(store=name)
         self.stall = Stall(self._log)
 
@@ -88,8 +89,8 @@ class StoreWriter(threading.Thread):
                     job, payload, reply = self._held.popleft() if self._held else self.jobs.get(
                         timeout=0.5 if self.e5_done else 0.01)
                 except queue.Empty:
-                    if not self.e5_done and self.missing is None and self.stall.cause is None:
-                        self.e5_done = self._fill_e5()  # idle: e5 vectors a few at a time, never while stalled
+                    if (not self.e5_done or self._filler.due(self._st)) and self.missing is None and not self.stall.cause:
+                        self.e5_done = self._fill()  # idle: vectors a few at a time, never while stalled
                         continue
                     if self.stall.due():  # the work a full disk stopped: a reconcile finds all of it
                         job, payload, reply = Job.RETRY, None, None
@@ -133,12 +134,12 @@ class StoreWriter(threading.Thread):
             if self._st is not None:
                 self._st.close()
 
-    def _fill_e5(self) -> bool:
-        """One small batch of e5 vectors between jobs; True when none are left (or filling fails)."""
+    def _fill(self) -> bool:
+        """One small batch of waiting vectors between jobs; True when none are left (or filling fails)."""
         try:
-            return e5_vectors.fill(self._st, e5_vectors.FILL_BATCH) < e5_vectors.FILL_BATCH
-        except Exception as exc:  # the stage only ranks: a failure leaves search on its first stage
-            self._log.warning("e5_fill_failed", error=str(exc))
+            return self._filler.step(self._st, self.embedder)
+        except Exception as exc:  # the stage only ranks, and waiting vectors wait: search keeps full text
+            self._log.warning("vector_fill_failed", error=str(exc))
             return True
 
     # -- the root folder and index file: deleted, replaced, recreated ------------------------------------
@@ -386,8 +387,7 @@ class StoreWriter(threading.Thread):
         finally:
             self._open()
         self.last_sync = time.time()
-        self._log.info("rebuilt", files=rep.indexed, chunks=rep.chunks_added, embedded=rep.embedded,
-                       seconds=round(rep.seconds, 3))
+        self._log.info("rebuilt", files=rep.indexed, chunks=rep.chunks_added, embedded=rep.embedded, seconds=round(rep.seconds, 3))
         return asdict(rep)
 
     def _warn(self, message: str) -> None:

@@ -141,7 +141,8 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
             return error(plain(str(exc)))
 
     def results(items: list[dict], compact_: bool, scope: str) -> dict:
-        out = {"count": len(items), "results": [compact(i) if compact_ else i for i in items]}
+        out = {"count": len(items), "results": [compact(i) if compact_ else i for i in items],
+               **({"degraded": True} if any(i.get("degraded") for i in items) else {})}
         if not items:  # nothing found: say where, so a client started on another store than meant can tell
             out["searched"] = {name: str(root) for name, root in store_roots(cfg, scope)}
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from indexer.errors import MdmemError
+from indexer.errors import MdmemError, ProviderUnavailable
 from indexer.index import sql
 from indexer.notes.append import strip_item
 from indexer.notes.spaces import in_space
@@ -48,7 +48,10 @@ def restated(text: str, type_: str, stores, embedder, space: str | None):
     """(store, row) of the memory this new text gives a new value for, or None; events never supersede."""
     if type_ == "episodic" or not embedder.dim:
         return None
-    vec = embedder.embed_documents([text])[0]
+    try:
+        vec = embedder.embed_documents([text])[0]
+    except ProviderUnavailable:
+        return None  # the memory is still written and its vector waits; no older value is struck through this time
     best = None
     for st in stores:
         if not st.with_vec:

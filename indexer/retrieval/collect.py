@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexer.config import Config
+from indexer.errors import ProviderUnavailable
 from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
@@ -33,6 +34,7 @@ class Pool:
     vector: np.ndarray | None = None
     cons: dict = field(default_factory=dict)  # store name -> connection (later stages read vectors)
     e5_query: Future | None = None  # the ranking model's vector of the question, made beside this stage
+    degraded: bool = False  # the embedding provider was down for the question, or notes wait for vectors
 
     def add(self, store: str, row: dict) -> Candidate:
         return self.cands.setdefault((store, row["id"]), Candidate((store, row["id"]), row))
@@ -51,14 +53,27 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
         q.mode == "hybrid" and want_vec and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
     spaces = {st.name: space_filter(st, q.space) for st in stores}  # read once: every leg filters alike
     dated = q.since is not None or q.until is not None
-    leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
-        st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit, made) if want_vec else None
+    unembedded = False
+    try:
+        leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
+            st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit, made) if want_vec else None
+    except ProviderUnavailable:
+        leg, unembedded = None, True
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
                 e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
-    for st in stores:
-        if want_text:
+    text_done = want_text or (unembedded and bool(aq.match))
+    if text_done:
+        for st in stores:
             pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb, made)
-    pool.vector = leg.vector if leg is not None else None
+    try:
+        pool.vector = leg.vector if leg is not None else None
+    except ProviderUnavailable:
+        leg, unembedded = None, True
+    if unembedded and not text_done and aq.match:  # a vector-only search runs on full text instead
+        for st in stores:
+            pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], None, made)
+    # the question could not be embedded, or some notes wait for their vectors: this ranking misses a part
+    pool.degraded = unembedded or (want_vec and any(st.with_vec and sql.vectors_pending(st.con) for st in stores))
     for st in stores:
         if st.with_vec and leg is not None:
             _collect_vectors(st, aq, leg, pool, spaces[st.name])

@@ -51,8 +51,8 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
 
     The top `pool` hits get score (1-a)·minmax(score) + a·minmax(e5 cosine), a by the hit's kind and the
     question's language, and keep
-    what lies between (above the rest); a hit without an e5 vector yet keeps the pool's lowest cosine,
-    so an unfilled store ranks as before. Returns new hits (scores replaced) in the new order.
+    what lies between (above the rest); a hit without an e5 vector yet (still being filled) keeps its first-stage
+    place, so an unfilled store ranks as before. Returns new hits (scores replaced) in the new order.
     """
     top = ranked[:pool]
     if len(top) < 2:
@@ -68,12 +68,17 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
         return ranked
     cos = np.array([float(vecs[(x.store, hashes[(x.store, x.id)])] @ qv)
                     if (x.store, hashes[(x.store, x.id)]) in vecs else np.nan for x in top])
-    cos = np.where(np.isnan(cos), np.nanmin(cos), cos)
+    have = ~np.isnan(cos)
+    if have.sum() < 2:  # one cosine alone orders nothing
+        return ranked
     han = aq.mostly_han
     fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
-    base = np.array([x.score for x in top])
+    base = _minmax(np.array([x.score for x in top]))
     weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
-    s = (1 - weight) * _minmax(base) + weight * _minmax(fair)
+    # a hit whose e5 vector is still being filled stands on its first-stage place on both scales
+    stage = base.copy()
+    stage[have] = _minmax(fair[have])
+    s = (1 - weight) * base + weight * stage
     lo = max((x.score for x in ranked[pool:]), default=0.0)
     # keep every re-scored hit above the ones outside the pool, on the pool's own score range
     out = [_rescore(x, lo + (top[0].score - lo) * (0.05 + 0.95 * v) if top[0].score > lo else x.score, c)
@@ -88,4 +93,6 @@ def _minmax(xs: np.ndarray) -> np.ndarray:
 
 
 def _rescore(hit, score: float, cosine: float):
+    if np.isnan(cosine):
+        return replace(hit, score=float(score))
     return replace(hit, score=float(score), signals={**hit.signals, "e5_cosine": round(float(cosine), 6)})

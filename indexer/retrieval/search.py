@@ -31,6 +31,8 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
     hits = ranked(fuse(pool, aq, cfg))
     for stage in ADJUST:
         hits = stage(hits, aq, pool, cfg)
+    if pool.degraded:
+        return [dataclasses.replace(h, degraded=True) for h in hits[:q.limit]]
     return hits[:q.limit]
 
 

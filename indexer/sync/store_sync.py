@@ -15,7 +15,7 @@ from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION, parse_note
 from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
-from indexer.errors import NoteError
+from indexer.errors import NoteError, ProviderUnavailable
 from indexer.models import Note
 from indexer.sync import e5_vectors
 from indexer.sync.continuity import write_note
@@ -41,12 +41,15 @@ class _Pending:
 
 
 def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinforce: bool = True,
-               cache: dict | None = None, e5_limit: int | None = None) -> SyncReport:
+               cache: dict | None = None, e5_limit: int | None = None,
+               e5_seconds: float | None = None) -> SyncReport:
     """Incremental sync of a whole store: new, changed and deleted files only.
 
     Embedding runs one batch ahead on its own thread: while the model embeds a batch's new text
     (numpy's matrix products release the GIL), this thread parses the next batch and writes the
-    previous one, so a build keeps every core busy instead of waiting on the model.
+    previous one, so a build keeps every core busy instead of waiting on the model. The ranking model's
+    vectors get e5_seconds at the end (cfg.ranking_fill_s when None; below 0 fills all); the rest wait for
+    the daemon or the next sync.
     """
     t0 = time.perf_counter()
     report = SyncReport(store=st.name)
@@ -87,7 +90,8 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     fill_missing_vectors(st, embedder, report)
     # committed above, so the store already answers (full text + first model) while e5 fills in
     if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
-        e5_vectors.after_sync(st, cfg, e5_limit)
+        wait = cfg.ranking_fill_s if e5_seconds is None else e5_seconds
+        e5_vectors.after_sync(st, cfg, e5_limit, None if wait < 0 else wait)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if not st.readonly:  # every note without a document row was read again above: this is all of them
@@ -127,8 +131,14 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
             remove_file(st, uri, report)
     report.files = len(present)
     known = {uri: sql.get_document(st.con, uri) for uri, _ in present}
+    # while vectors wait for a provider that was down, a save does not ask it again (each ask may take its
+    # whole deadline): its text joins the waiting ones, which the daemon's retries fill together
+    report.vectors_pending = sql.vectors_pending(st.con) if st.with_vec else 0
     index_files(st, present, embedder, cfg, report, {k: v for k, v in known.items() if v}, warn, reinforce)
     _note_skipped(st, {st.filter.uri_of(p) for p in paths} - {None}, report)
+    if report.vectors_pending and not st.readonly:
+        with db.transaction(st.con):
+            sql.set_vectors_pending(st.con, len(sql.hashes_missing_vectors(st.con)))
     if embedder.dim:
         e5_vectors.after_sync(st, cfg, EDIT_E5_TEXTS)
     report.seconds = time.perf_counter() - t0
@@ -174,13 +184,19 @@ class _Prepared:
     todo: list[str]  # hashes this batch embeds
     embedding: Future | None = None
     borrowed: dict[str, "_Prepared"] = field(default_factory=dict)  # text the batch before embeds
+    unavailable: bool = False  # the provider did not answer: this batch's new text waits for its vectors
 
     def resolve(self) -> dict[str, np.ndarray]:
+        """The batch's vectors; text a provider that is down could not embed has none (it waits)."""
         if self.embedding is not None:
-            self.vectors.update(zip(self.todo, self.embedding.result()))
+            try:
+                self.vectors.update(zip(self.todo, self.embedding.result()))
+            except ProviderUnavailable:
+                self.unavailable = True
             self.embedding = None
         for h, other in self.borrowed.items():
-            self.vectors[h] = other.vectors[h]
+            if other.vectors.get(h) is not None:
+                self.vectors[h] = other.vectors[h]
         self.borrowed = {}
         return self.vectors
 
@@ -214,10 +230,15 @@ def _prepare(st: Store, batch, embedder, cfg: Config, report: SyncReport, known:
     prepared.borrowed = {h: before for h in prepared.vectors.keys() & in_flight}
     for h in prepared.borrowed:
         del prepared.vectors[h]
-    if todo:
+    if todo and report.vectors_pending:
+        prepared.unavailable = True  # the provider was down for a batch of this sync: the rest wait, unasked
+    elif todo:
         texts = list(todo.values())
         if pool is None:
-            prepared.vectors.update(zip(prepared.todo, embedder.embed_documents(texts)))
+            try:
+                prepared.vectors.update(zip(prepared.todo, embedder.embed_documents(texts)))
+            except ProviderUnavailable:
+                prepared.unavailable = True
         else:
             prepared.embedding = pool.submit(embedder.embed_documents, texts)
     return prepared
@@ -231,7 +252,8 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
     milliseconds; a commit per file cost a build about a sixth of its writing time.
     """
     vectors = prepared.resolve()
-    fresh = set(prepared.todo)
+    fresh = {h for h in prepared.todo if vectors.get(h) is not None}
+    report.vectors_pending += len(prepared.todo) - len(fresh)
     report.embedded += len(fresh)
     if reinforce and st.with_vec:
         finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
@@ -315,14 +337,29 @@ def _reinforce_restated(st: Store, note: Note, new_hashes: list[str], fresh: set
     return bumped
 
 
-def fill_missing_vectors(st: Store, embedder, report: SyncReport) -> None:
-    """Chunks indexed while no model could load get their vectors once one can."""
-    if not st.with_vec:
-        return
+def fill_missing_vectors(st: Store, embedder, report: SyncReport, batch: int = 64, limit: int | None = None) -> int:
+    """Chunks indexed while no model could load, or while the provider was down, get their vectors once it
+    answers (one write per batch: what was made stays when it goes down again), up to limit texts (all when
+    None). Returns the texts still waiting, also kept in the store's meta for status and search."""
+    if not st.with_vec or st.readonly:
+        return 0
     missing = sql.hashes_missing_vectors(st.con)
-    if not missing:
-        return
-    vecs = embedder.embed_documents([text_to_embed(r["content"], r["kind"], r["section"]) for r in missing.values()])
-    with db.transaction(st.con):
-        sql.fill_vectors(st.con, dict(zip(missing.keys(), vecs)))
-    report.embedded += len(missing)
+    hashes = list(missing)
+    done = 0
+    try:
+        # a provider that went down during this sync is not asked again before its next one
+        for i in range(0, min(len(hashes), limit or len(hashes)) if not report.vectors_pending else 0, batch):
+            part = hashes[i:i + batch]
+            vecs = embedder.embed_documents([text_to_embed(missing[h]["content"], missing[h]["kind"],
+                                                            missing[h]["section"]) for h in part])
+            with db.transaction(st.con):
+                sql.fill_vectors(st.con, dict(zip(part, vecs)))
+            done += len(part)
+    except ProviderUnavailable:
+        pass  # the rest wait: the daemon tries again, and so does the next sync
+    report.embedded += done
+    report.vectors_pending = len(hashes) - done
+    if report.vectors_pending or sql.vectors_pending(st.con):
+        with db.transaction(st.con):
+            sql.set_vectors_pending(st.con, report.vectors_pending)
+    return report.vectors_pending

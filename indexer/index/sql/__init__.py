@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from indexer.index.sql.schema import (  # noqa: F401
     has_schema, init_schema, read_meta, write_meta, has_vec_table, create_vec_table, identity_problems,
-    check_identity, bind_identity, provider_of, SCHEMA_VERSION,
+    check_identity, bind_identity, provider_of, SCHEMA_VERSION, vectors_pending, set_vectors_pending,
 )
 from indexer.index.sql.records import (  # noqa: F401
     get_document, all_documents, put_document, chunks_for_uri, vector_for_id, vector_for_hash, insert_chunk,

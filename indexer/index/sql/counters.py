@@ -10,7 +10,7 @@ from indexer.index.sql.records import skipped_notes
 from indexer.index.sql.removals import delete_vector
 from indexer.index.sql.checks import vector_signature
 from indexer.index.sql.e5 import e5_progress, has_e5_table
-from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table
+from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table, vectors_pending
 from indexer.index.sql.text_stats import chunk_count, text_memo as text_stats_memo
 
 
@@ -66,7 +66,7 @@ def get_stats(con) -> dict:
     e5_done, e5_texts = e5_progress(con)
     return {**total, "documents": docs["n"], "last_indexed_at": docs["last"], "vectors": vectors, "by_type": by_type,
             "memories": by_kind["memory"], "sections": by_kind["section"], "skipped": len(skipped_notes(con)),
-            "e5_vectors": e5_done, "e5_texts": e5_texts}
+            "e5_vectors": e5_done, "e5_texts": e5_texts, "vectors_pending": vectors_pending(con)}
 
 
 def status_counts(con) -> dict:
@@ -80,7 +80,7 @@ def status_counts(con) -> dict:
     e5 = con.execute("SELECT count(*) FROM chunks_e5").fetchall()[0][0] if has_e5_table(con) else 0
     return {"documents": n_docs, "last_indexed_at": last, "chunks": con.execute("SELECT count(*) FROM chunks").fetchall()[0][0],
             "vectors": vector_signature(con)[1], "e5_vectors": min(e5, known["texts"]), "e5_texts": known["texts"],
-            "skipped": len(skipped_notes(con))}
+            "skipped": len(skipped_notes(con)), "vectors_pending": vectors_pending(con)}
 
 
 # ---- dynamics and cleanup ------------------------------------------------------------------

@@ -156,11 +156,13 @@ def hashes_missing_vectors(con) -> dict[str, dict]:
 
 
 def fill_vectors(con, vectors: dict[str, np.ndarray]) -> int:
-    have = {r["id"] for r in db.rows(con, "SELECT id FROM chunks_vec")}
+    """Give each chunk without a vector whose text is in vectors its vector; by the text's index, so a batch of
+    waiting texts costs its own rows, not a pass over every chunk and vector id of the store."""
     n = 0
-    for r in db.rows(con, "SELECT id, content_hash FROM chunks"):
-        if r["id"] not in have and r["content_hash"] in vectors:
-            put_vector(con, r["id"], vectors[r["content_hash"]])
+    for h, vec in vectors.items():
+        for (cid,) in con.execute("SELECT c.id FROM chunks c WHERE c.content_hash = ? AND NOT EXISTS"
+                                  " (SELECT 1 FROM chunks_vec_rowids v WHERE v.id = c.id)", (h,)).fetchall():
+            put_vector(con, cid, vec)
             n += 1
     return n
 

