@@ -71,6 +71,10 @@ class Config:
     time_window: str = "rank"
     auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
+    # a longer question is cut (search keeps its start, recall its end) and the answer says so: a 2,000-character
+    # Chinese question is ~0.5 s of a search on 2 cores, 10,000 characters took 13.6 s (docs/BENCHMARKS.md)
+    max_query_chars: int = 2000
+    search_timeout_s: float = 10.0  # past it a search answers "busy, retry" (SearchTimeoutError) instead of going on
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -189,6 +193,8 @@ def _validate(cfg: Config) -> None:
         (cfg.half_life_days > 0, "half_life_days must be positive"),
         (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
+        (cfg.search_timeout_s > 0, "search_timeout_s must be positive (seconds a search may take)"),
+        (cfg.max_query_chars >= 1, "max_query_chars must be 1 or more (characters of a question that are searched)"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
     ]

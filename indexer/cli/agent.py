@@ -7,7 +7,7 @@ import sys
 import click
 
 from indexer.cli import output
-from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, warn
+from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, say_cut, warn
 from indexer.cli.backend import backend
 from indexer.cli.memories import SPACE
 from indexer import validation
@@ -74,7 +74,9 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, since, until,
         return  # an agent's turn must never fail because memory is down
     if as_json:
         output.emit(res)
-    elif res["text"]:
+        return
+    say_cut(res.get("query_truncated"), "last")
+    if res["text"]:
         click.echo(res["text"])
 
 

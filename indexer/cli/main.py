@@ -82,7 +82,8 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
                       space=space, since=since, until=until, now=now)
-    print_hits(hits, as_json, explain, query)
+    most = c.config().max_query_chars  # the cut itself is the search's (validation.question): this only tells it
+    print_hits(hits, as_json, explain, validation.question(query, most), validation.truncation(query, most))
     if not hits and not as_json:
         say_if_empty(mem, scope)
 

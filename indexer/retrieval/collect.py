@@ -54,7 +54,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     leg = vector_leg.VectorLeg(stores, embedder, q.text, pool_size, {
         st.name: spaces[st.name] is None and not dated and not q.under for st in stores}, q.limit, made) if want_vec else None
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
-                e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
+                e5_query=_e5_of(q.text, q.keep, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     for st in stores:
         if want_text:
             pool.feedback_words[st.name] = _collect_text(st, aq, pool_size, pool, spaces[st.name], fb, made)
@@ -67,9 +67,9 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     return pool
 
 
-def _e5_of(text: str, made: dict) -> Future:
+def _e5_of(text: str, keep: str, made: dict) -> Future:
     if ("e5", text) not in made:
-        made["e5", text] = e5_stage.start(text)
+        made["e5", text] = e5_stage.start(text, keep)
     return made["e5", text]
 
 

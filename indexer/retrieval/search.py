@@ -8,6 +8,7 @@ in each hit's `signals`; a new stage is a function in ADJUST. Time words and sup
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from indexer.config import Config
 from indexer.index import sql
@@ -26,16 +27,22 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
     """Run one query over the stores and return one merged ranking; counting accesses is the caller's.
     made: the question's vectors by text, shared by the runs of one search_within."""
     aq = analyze(q)
+    q.in_time()
     pool = collect(stores, embedder, cfg, aq, made)
+    q.in_time()
     hits = ranked(fuse(pool, aq, cfg))
     for stage in ADJUST:
+        q.in_time()
         hits = stage(hits, aq, pool, cfg)
     return hits[:q.limit]
 
 
 def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window) -> list[Hit]:
     """search() with the window of the query's time words applied and superseded values put below the
-    current ones; the signals shown when the query asks to explain."""
+    current ones; the signals shown when the query asks to explain. A query without a deadline gets
+    search_timeout_s from now: past it a stage does not start (SearchTimeoutError)."""
+    if q.deadline is None:
+        q = dataclasses.replace(q, deadline=time.monotonic() + cfg.search_timeout_s)
     made: dict = {}  # a query naming a time runs twice (inside the window and out) on one text: embedded once
     hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg,
                                                lambda since, until: any(sql.any_dated(st.con, since, until)
