@@ -49,11 +49,11 @@ def in_process(home: Path, sizes: list[int]) -> dict:
     return out
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
+def rss_mb(pid: int) -> dict:
+    """The process's resident MB: all, anonymous (heap) and file-backed (mapped model weights, index pages)."""
+    kb = {line.split(":")[0]: int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+          if line.startswith(("VmRSS:", "RssAnon:", "RssFile:"))}
+    return {k: round(kb[name] / 1024, 1) for k, name in (("all", "VmRSS"), ("anon", "RssAnon"), ("file", "RssFile"))}
 
 
 def through_daemon(home: Path, long_n: int, chars: int) -> dict:
@@ -80,6 +80,13 @@ def through_daemon(home: Path, long_n: int, chars: int) -> dict:
         for _ in range(5):
             short_search()  # warm: models loaded, pages read
         alone = [short_search() for _ in range(20)]
+        # two callers at once lend a second reader (its own connections and caches) before the baseline is read
+        other = Client(sock, timeout=600)
+        side = threading.Thread(target=lambda: [other.call("search", {"query": q, "limit": 5}) for q in SHORT * 8])
+        side.start()
+        while side.is_alive():
+            short_search()
+        other.close()
         rss_before = rss_mb(proc.pid)
         long_times: list[float] = []
         busy = threading.Event()
