@@ -91,3 +91,21 @@ def test_the_ranking_model_reads_a_bounded_question_on_any_thread_at_once():
     for t in threads:
         t.join()
     assert wrong == []
+
+
+def test_a_late_search_through_the_daemon_answers_busy_over_http_and_the_socket(tmp_path, monkeypatch):
+    import http.client
+    import json
+    from http_daemon import serving
+    monkeypatch.setenv("MDMEM_SEARCH_TIMEOUT_S", "1e-9")  # the daemon's own setting: every search is late
+    with serving(tmp_path) as srv:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+        conn.request("POST", "/search", body=json.dumps({"query": "zebrafish", "user_id": "alice"}).encode(),
+                     headers={"Authorization": f"Bearer {srv.token}", "Content-Type": "application/json"})
+        resp = conn.getresponse()
+        detail = json.loads(resp.read())["detail"]
+        assert resp.status == 503 and int(resp.getheader("Retry-After")) >= 1
+        assert "search_timeout_s" in detail and "\n" not in detail
+        r = subprocess.run([sys.executable, "-m", "indexer", "--home", str(srv.home), "search", "zebrafish"],
+                           env={**srv.env, "MDMEM_SEARCH_TIMEOUT_S": "10"}, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 75 and "search_timeout_s" in r.stderr and len(r.stderr.strip().splitlines()) == 1
