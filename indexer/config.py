@@ -72,7 +72,7 @@ class Config:
     auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
     # a longer question is cut (search keeps its start, recall its end) and the answer says so: a 2,000-character
-    # Chinese question is ~0.5 s of a search on 2 cores, 10,000 characters took 13.6 s (docs/BENCHMARKS.md)
+    # Chinese question costs a search 0.4 s of CPU, a one-word one 0.07 (docs/BENCHMARKS.md, "Long questions")
     max_query_chars: int = 2000
     search_timeout_s: float = 10.0  # past it a search answers "busy, retry" (SearchTimeoutError) instead of going on
 
