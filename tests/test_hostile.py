@@ -529,3 +529,36 @@ def test_long_questions_over_http_and_mcp_are_cut_said_and_hold_back_no_one(tmp_
         assert "coffee" in found["results"][0]["content"]
         answer = json.loads(long[2]["result"]["content"][0]["text"])
         assert answer["query_truncated"] == {"chars": len(LONG_EN.strip()), "kept": 2000} and answer["results"]
+
+
+def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_path):
+    import asyncio
+    import json
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from test_daemon import Served
+    d = Served(tmp_path)
+    (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
+    d.start()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+
+    async def session():
+        order = []
+        async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+
+                async def ask(name, query):
+                    out = await s.call_tool("memory_search", {"query": query})
+                    order.append(name)
+                    return json.loads(out.content[0].text)
+                long = asyncio.create_task(ask("long", LONG_ZH))  # its request is written first
+                short = asyncio.create_task(ask("short", "coffee"))
+                return order, await long, await short
+
+    try:
+        order, long, short = asyncio.run(asyncio.wait_for(session(), 240))
+    finally:
+        assert d.stop() == 0, d.log.read_text()[-2000:]
+    assert order == ["short", "long"] and "coffee" in short["results"][0]["content"]
+    assert long["query_truncated"] == {"chars": 100_000, "kept": 2000} and "数据库" in long["results"][0]["content"]

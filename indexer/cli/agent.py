@@ -8,7 +8,7 @@ import click
 
 from indexer.cli import output
 from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, say_cut, warn
-from indexer.cli.backend import backend
+from indexer.cli.backend import backend, daemon_flags
 from indexer.cli.memories import SPACE
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
@@ -86,5 +86,15 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, since, until,
 def mcp(c: CliContext, verbose):
     """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
     from indexer.mcp.server import serve_stdio
-    from indexer.protocol import one_at_a_time
-    serve_stdio(one_at_a_time(backend(c)), c.config(), verbose=verbose)
+    from indexer.protocol import one_at_a_time, one_each
+    from indexer.remote import RemoteMemory, remote_memory
+    mem, cfg, flags = backend(c), c.config(), daemon_flags(c)
+
+    def another():
+        remote = remote_memory(cfg, flags=flags)
+        if remote is None:
+            raise MdmemError("the daemon stopped answering; start it again (`mdmem serve`) and retry")
+        return remote
+    # through the daemon each call runs at once on a connection of its own; in this process one at a time
+    serve_stdio(one_each(mem, another) if isinstance(mem, RemoteMemory) else one_at_a_time(mem), cfg,
+                verbose=verbose)
