@@ -14,9 +14,8 @@ _state: dict = {}  # "query"/"passage": a loaded model each, "error" once a load
 # model and allocates each call's buffers (e5.c, forward_batch); a lock there made every search wait behind
 # a long question's vector (a 96 KB question: 26 s). tests/test_bounded_queries.py holds the engine to it.
 _passage_lock = threading.Lock()
-# the most tokens of a question the model reads: 256 took ~0.3 s of one core on a loaded 2-core machine, a
-# usual question (~15 tokens) 20 ms; a longer one runs every 510 tokens as one more window (10,000 Chinese
-# characters: 6,000 tokens, 8 s)
+# the most tokens of a question the model reads: 256 took 0.3 s of CPU, a usual question (~17 tokens) 15 ms,
+# 780 tokens 1.1 s; the engine reads any length, as one 510-token window after another (docs/BENCHMARKS.md)
 QUERY_TOKENS = 256
 
 
