@@ -1,5 +1,6 @@
 """Long questions are cut and say so, every search has a deadline, and the ranking model reads a bounded question."""
 
+import json
 import os
 import subprocess
 import sys
@@ -65,6 +66,12 @@ def test_the_cli_says_a_query_was_cut_and_a_late_search_exits_75(tmp_path):
     assert [line for line in r.stderr.splitlines() if "characters" in line] == [
         f"note: the query has {len(('zebrafish ' + FILLER).strip())} characters; only its first 60 were searched "
         "(max_query_chars)"]
+    batch = subprocess.run(base + ["search", "--batch", "-", "--json"], env=env, capture_output=True, text=True,
+                           timeout=120, input='{"qid": "a", "query": "zebrafish %s"}\n{"qid": "b", "query": "zebrafish"}\n'
+                           % FILLER)
+    answers = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert answers[0]["query_truncated"] == {"chars": len(("zebrafish " + FILLER).strip()), "kept": 60}
+    assert "query_truncated" not in answers[1] and answers[1]["results"]
     r = subprocess.run(base + ["search", "zebrafish"], env={**env, "MDMEM_SEARCH_TIMEOUT_S": "1e-9"},
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 75 and "search_timeout_s" in r.stderr and "Traceback" not in r.stderr
