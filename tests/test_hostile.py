@@ -474,10 +474,10 @@ def _mcp_session(srv) -> dict:
     return session
 
 
-def _mcp_post(srv, session: dict, message: dict, conn=None):
+def _mcp_post(srv, session: dict, message: dict):
     import http.client
     import json
-    conn = conn or http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
     conn.request("POST", "/mcp", body=json.dumps(message).encode(), headers={
         "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream", **session})
