@@ -107,6 +107,10 @@ class Config:
     # the user's zone (an IANA name such as Asia/Shanghai): which day "today" is for time words, ages and the
     # dates `add` writes; "" is the system's. Dates in notes are local days as written, in no zone.
     timezone: str = ""
+    # a longer question is cut (search keeps its start, recall its end) and the answer says so: a 2,000-character
+    # Chinese question costs a search 0.4 s of CPU, a one-word one 0.07 (docs/BENCHMARKS.md, "Long questions")
+    max_query_chars: int = 2000
+    search_timeout_s: float = 10.0  # past it a search answers "busy, retry" (SearchTimeoutError) instead of going on
 
     def with_(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -281,6 +285,8 @@ def _validate(cfg: Config) -> None:
         (cfg.trash_days >= 0, "trash_days must be 0 or more (days a forgotten memory can be restored)"),
         (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
+        (cfg.search_timeout_s > 0, "search_timeout_s must be positive (seconds a search may take)"),
+        (cfg.max_query_chars >= 1, "max_query_chars must be 1 or more (characters of a question that are searched)"),
         (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
         *_model_checks(cfg),

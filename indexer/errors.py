@@ -51,14 +51,22 @@ class StoreBusyError(StoreError):
     """Another process holds the index's write lock longer than the busy timeout."""
 
 
-class WriterBusyError(StoreError):
-    """A store's writer did not finish a job within the caller's deadline; the job still runs, retry later."""
+class BusyError(StoreError):
+    """Busy, retry: an answer did not come within its deadline (HTTP 503 with Retry-After)."""
 
     exit_code = 75  # EX_TEMPFAIL: a temporary failure, try again
 
     def __init__(self, message: str, retry_after: int = 5):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class WriterBusyError(BusyError):
+    """A store's writer did not finish a job within the caller's deadline; the job still runs, retry later."""
+
+
+class SearchTimeoutError(BusyError):
+    """A search ran past search_timeout_s and stopped; nothing was counted, retry later."""
 
 
 class CorruptIndexError(StoreError):

@@ -3,6 +3,7 @@ writes go to a `Writer` (at once in this process, or as the daemon's jobs)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from indexer import config as config_mod
@@ -105,6 +106,7 @@ class Memory:
         since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them; time words in the
         query (上周, last week) name a window relative to `now` (a day; default: today)."""
         from indexer.retrieval import timewindow
+        query = validation.question(query, self.cfg.max_query_chars)  # its time words are read from what is searched
         return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
                             under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
                             since=since, until=until, now=now)
@@ -171,16 +173,21 @@ class Memory:
         from indexer.retrieval.timespan import bounds
         from indexer.retrieval import timewindow
         space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
+        cut = validation.truncation(query, self.cfg.max_query_chars)
+        if cut:  # a long conversation's question is its end: that is kept, also when context is put before it
+            query = validation.question(query, self.cfg.max_query_chars, "end")
         window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
         span = bounds(since, until, timewindow.timespan.today(now, self.cfg.timezone))  # a bad date: checked once
+        deadline = time.monotonic() + self.cfg.search_timeout_s  # one for all its searches
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
-            return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now)
+            return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now,
+                                keep="end", deadline=deadline)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
                      dated=span != (None, None))
-        return timewindow.tell_recall(res, window)
+        return timewindow.tell_recall({**res, "query_truncated": cut} if cut else res, window)
 
     # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:

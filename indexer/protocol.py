@@ -139,3 +139,23 @@ def one_at_a_time(backend):
         with lock:
             yield backend
     return lend
+
+
+def one_each(first, more):
+    """A lender for callers on several threads where another backend is cheap (the daemon's socket: one
+    connection each): an idle one, or a new one from more(), so no call waits for another; MCP over stdio
+    through the daemon answers a one-word search beside a long question this way."""
+    idle = [first]
+    lock = threading.Lock()
+
+    @contextmanager
+    def lend():
+        with lock:
+            backend = idle.pop() if idle else None
+        backend = backend or more()
+        try:
+            yield backend
+        finally:
+            with lock:
+                idle.append(backend)
+    return lend

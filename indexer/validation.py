@@ -79,6 +79,27 @@ def text(name: str, value, example: str) -> str:
     return value
 
 
+KEEP = ("start", "end")  # which part of a question longer than max_query_chars is searched
+
+
+def question(value, most: int, keep: str = "start") -> str:
+    """A query's text, non-empty, cut to `most` characters: search keeps the start (what is asked comes
+    first), recall keeps the end (a conversation's question is its last turn). Surrounding blanks do not count."""
+    value = text("query", value, '"backup plan"')
+    if len(value) <= most:
+        return value
+    value = value.strip()
+    return value[:most] if keep == "start" else value[-most:]
+
+
+def truncation(value, most: int) -> dict | None:
+    """What question() cut, as answers report it: {"chars": characters given, "kept": characters searched}, or
+    None when nothing was."""
+    if not isinstance(value, str) or len(value) <= most or len(value.strip()) <= most:
+        return None
+    return {"chars": len(value.strip()), "kept": most}
+
+
 _GIVEN = {"limit": lambda v: limit(v, 1), "max_chars": lambda v: max_chars(v, MIN_RECALL_CHARS),
           "importance": importance, "min_score": lambda v: min_score(v, 0.0), "mode": lambda v: mode(v, "hybrid")}
 

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -406,3 +407,158 @@ def test_cli_over_a_hostile_tree_prints_no_traceback(tmp_path):
         if args[0] == "index":
             for name, (_d, message) in ODD_NOTES.items():
                 assert (f"warning: {name}: " in r.stderr) == bool(message) or name.startswith("fm-"), name
+
+
+# ---- long questions through the daemon: cut and said so, and never in the way of a short one -----------------
+
+LONG_ZH = ("数据库备份的计划" * 12_500)  # 100,000 characters
+LONG_EN = ("the database backup plan " * 4_000)  # 100,000 characters
+
+
+def _in_flight_then_short(send_long, read_long, short):
+    """Send the long question, ask the short one while the long one is in flight, then read the long answer.
+    Returns (order of the answers, long answer, short answer)."""
+    order, out = [], {}
+    sent = threading.Event()
+
+    def long_side():
+        send_long()
+        sent.set()
+        out["long"] = read_long()
+        order.append("long")
+
+    t = threading.Thread(target=long_side)
+    t.start()
+    assert sent.wait(120)
+    out["short"] = short()
+    order.append("short")
+    t.join(300)
+    return order, out["long"], out["short"]
+
+
+def test_long_questions_through_the_socket_are_cut_said_and_hold_back_no_one(tmp_path):
+    import json
+    import socket
+    from test_daemon import Served
+    from indexer.remote import Client
+    d = Served(tmp_path)
+    (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
+    d.start()
+    try:
+        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        raw.settimeout(300)
+        raw.connect(str(d.socket()))
+        lines = raw.makefile("rb")
+        short = Client(d.socket(), timeout=300)
+        request = {"method": "search", "params": {"query": LONG_ZH, "limit": 3}}
+        order, long, near = _in_flight_then_short(
+            lambda: raw.sendall((json.dumps(request, ensure_ascii=False) + "\n").encode()),
+            lambda: json.loads(lines.readline()), lambda: short.call("search", {"query": "coffee", "limit": 3}))
+        assert order == ["short", "long"] and "coffee" in near[0]["content"]
+        assert long["result"] and "数据库" in long["result"][0]["content"]
+        recall = short.call("recall", {"query": LONG_EN + " when is the 数据库 backup?"})
+        assert recall["query_truncated"] == {"chars": len(LONG_EN + " when is the 数据库 backup?"), "kept": 2000}
+        assert recall["query"].endswith("when is the 数据库 backup?")
+        assert short.call("search", {"query": "coffee"})  # nothing broke
+    finally:
+        assert d.stop() == 0, d.log.read_text()[-2000:]
+
+
+def _mcp_session(srv) -> dict:
+    """Headers of an initialised MCP session over streamable HTTP, spoken by hand (so a call is known sent)."""
+    status, headers, _ = _mcp_post(srv, {}, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    assert status == 200
+    session = {"mcp-session-id": headers["mcp-session-id"]}
+    assert _mcp_post(srv, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})[0] == 202
+    return session
+
+
+def _mcp_post(srv, session: dict, message: dict):
+    import http.client
+    import json
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
+    conn.request("POST", "/mcp", body=json.dumps(message).encode(), headers={
+        "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream", **session})
+    return _mcp_read(conn)
+
+
+def _mcp_read(conn):
+    import json
+    resp = conn.getresponse()
+    body = resp.read().decode()
+    data = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
+    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data[-1] if data else None
+
+
+def _tool(name: str, arguments: dict, id_: int = 1) -> dict:
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def test_long_questions_over_http_and_mcp_are_cut_said_and_hold_back_no_one(tmp_path):
+    import http.client
+    import json
+    from http_daemon import serving
+    with serving(tmp_path) as srv:
+        for text in ("数据库每天凌晨两点备份。", "I drink coffee at ten."):
+            assert srv.call("POST", "/memories", {"messages": [{"role": "user", "content": text}],
+                                                  "user_id": "alice", "infer": False})[0] == 200
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
+        body = {"query": LONG_ZH, "user_id": "alice"}
+        order, long, near = _in_flight_then_short(
+            lambda: conn.request("POST", "/search", body=json.dumps(body).encode(), headers={
+                "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json"}),
+            lambda: (lambda r: (r.status, json.loads(r.read())))(conn.getresponse()),
+            lambda: srv.call("POST", "/search", {"query": "coffee", "user_id": "alice"}))
+        assert order == ["short", "long"] and "coffee" in near[1]["results"][0]["memory"]
+        assert long[0] == 200 and long[1]["query_truncated"] == {"chars": 100_000, "kept": 2000}
+        assert "数据库" in long[1]["results"][0]["memory"]
+
+        session = _mcp_session(srv)
+        mcp = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
+        order, long, near = _in_flight_then_short(
+            lambda: mcp.request("POST", "/mcp", body=json.dumps(_tool("memory_search", {
+                "query": LONG_EN, "space": "alice"})).encode(), headers={
+                "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream", **session}),
+            lambda: _mcp_read(mcp),
+            lambda: _mcp_post(srv, session, _tool("memory_search", {"query": "coffee", "space": "alice"}, 2)))
+        assert order == ["short", "long"]
+        found = json.loads(near[2]["result"]["content"][0]["text"])
+        assert "coffee" in found["results"][0]["content"]
+        answer = json.loads(long[2]["result"]["content"][0]["text"])
+        assert answer["query_truncated"] == {"chars": len(LONG_EN.strip()), "kept": 2000} and answer["results"]
+
+
+def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_path):
+    import asyncio
+    import json
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from test_daemon import Served
+    d = Served(tmp_path)
+    (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
+    d.start()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+
+    async def session():
+        order = []
+        async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+
+                async def ask(name, query):
+                    out = await s.call_tool("memory_search", {"query": query})
+                    order.append(name)
+                    return json.loads(out.content[0].text)
+                long = asyncio.create_task(ask("long", LONG_ZH))  # its request is written first
+                short = asyncio.create_task(ask("short", "coffee"))
+                return order, await long, await short
+
+    try:
+        order, long, short = asyncio.run(asyncio.wait_for(session(), 240))
+    finally:
+        assert d.stop() == 0, d.log.read_text()[-2000:]
+    assert order == ["short", "long"] and "coffee" in short["results"][0]["content"]
+    assert long["query_truncated"] == {"chars": 100_000, "kept": 2000} and "数据库" in long["results"][0]["content"]

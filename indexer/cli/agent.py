@@ -7,8 +7,8 @@ import sys
 import click
 
 from indexer.cli import output
-from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, warn
-from indexer.cli.backend import backend
+from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, say_cut, warn
+from indexer.cli.backend import backend, daemon_flags
 from indexer.cli.memories import SPACE
 from indexer import roots, validation
 from indexer.errors import ArgumentError, MdmemError
@@ -76,7 +76,9 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, since, until,
         return  # an agent's turn must never fail because memory is down
     if as_json:
         output.emit(res)
-    elif res["text"]:
+        return
+    say_cut(res.get("query_truncated"), "last")
+    if res["text"]:
         click.echo(res["text"])
 
 
@@ -86,6 +88,16 @@ def recall(c: CliContext, query, context, limit, max_chars, scope, since, until,
 def mcp(c: CliContext, verbose):
     """Serve the memory to MCP clients over stdio (memory_search, _recall, _add, _get, _update, _forget, ...)."""
     from indexer.mcp.server import serve_stdio
-    from indexer.protocol import one_at_a_time
+    from indexer.protocol import one_at_a_time, one_each
+    from indexer.remote import RemoteMemory, remote_memory
     roots.check_named_for_client(c.home, c.create)  # a client must never be served a store made up on the spot
-    serve_stdio(one_at_a_time(backend(c)), c.config(), verbose=verbose)
+    mem, cfg, flags = backend(c), c.config(), daemon_flags(c)
+
+    def another():
+        remote = remote_memory(cfg, flags=flags)
+        if remote is None:
+            raise MdmemError("the daemon stopped answering; start it again (`mdmem serve`) and retry")
+        return remote
+    # through the daemon each call runs at once on a connection of its own; in this process one at a time
+    serve_stdio(one_each(mem, another) if isinstance(mem, RemoteMemory) else one_at_a_time(mem), cfg,
+                verbose=verbose)

@@ -15,10 +15,13 @@ from indexer.cli.common import CliContext
 def backend(c: CliContext):
     """The `MemoryAPI` that serves the current command."""
     from indexer.remote import remote_memory
-    # a flag that changes how the stores are read must be the daemon's too, or it is refused
-    remote = remote_memory(c.config(), flags={k: v for k, v in c.settings.items()
-                                                  if k in ("embedder", "embedder_model", "embedder_base_url") and v})
+    remote = remote_memory(c.config(), flags=daemon_flags(c))
     if remote is not None:
         click.get_current_context().call_on_close(remote.close)
         return remote
     return c.memory()
+
+
+def daemon_flags(c: CliContext) -> dict:
+    """The flags a daemon must honour: one that changes how the stores are read must be its too, or it is refused."""
+    return {k: v for k, v in c.settings.items() if k in ("embedder", "embedder_model", "embedder_base_url") and v}

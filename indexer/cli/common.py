@@ -88,12 +88,14 @@ def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
             f"    {text}")
 
 
-def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "") -> None:
+def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "", cut: dict | None = None) -> None:
+    """cut: what was cut of a long query (validation.truncation), said in the JSON and on stderr."""
     degraded = any(h.degraded for h in hits)
     if as_json:
         output.emit({"query": query, "results": [h.to_dict(explain) for h in hits],
-                     **({"degraded": True} if degraded else {})})
+                     **({"query_truncated": cut} if cut else {}), **({"degraded": True} if degraded else {})})
         return
+    say_cut(cut, "first")
     if degraded:
         click.echo(DEGRADED, err=True)
     if not hits:
@@ -103,6 +105,13 @@ def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "") -
     if explain:
         for line in output.explain_table(hits):
             click.echo(line)
+
+
+def say_cut(cut: dict | None, part: str) -> None:
+    """One line on stderr when a query over max_query_chars was cut (part: "first" or "last")."""
+    if cut:
+        click.echo(f"note: the query has {cut['chars']:,} characters; only its {part} {cut['kept']:,} were searched "
+                   "(max_query_chars)", err=True)
 
 
 def say_if_empty(mem, scope: str) -> None:

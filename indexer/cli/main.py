@@ -83,18 +83,20 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
     validation.check_given(limit=limit, min_score=min_score)
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
-        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain, {"since": since, "until": until, "now": now})
+        _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain,
+                      {"since": since, "until": until, "now": now}, c.config().max_query_chars)
         return
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
                       space=space, since=since, until=until, now=now)
-    print_hits(hits, as_json, explain, query)
+    most = c.config().max_query_chars  # the cut itself is the search's (validation.question): this only tells it
+    print_hits(hits, as_json, explain, validation.question(query, most), validation.truncation(query, most))
     if not hits and not as_json:
         say_if_empty(mem, scope)
 
 
-def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain, span):
+def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain, span, most):
     for n, line in enumerate(batch, 1):
         if not line.strip():
             continue
@@ -108,7 +110,8 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain, spa
                               limit=item.get("limit", limit), under=item.get("under", under),
                               min_score=min_score, explain=explain,
                               **{k: item.get(k, v) for k, v in span.items()})
-            out = {"qid": qid, "results": [h.to_dict(explain) for h in hits],
+            cut = validation.truncation(item["query"], most)
+            out = {"qid": qid, "results": [h.to_dict(explain) for h in hits], **({"query_truncated": cut} if cut else {}),
                    **({"degraded": True} if any(h.degraded for h in hits) else {})}
         except MdmemError as exc:
             warn(f"batch line {n}: {exc}")

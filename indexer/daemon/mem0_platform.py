@@ -6,6 +6,7 @@ import ast
 import json
 from dataclasses import dataclass, field
 
+from indexer import validation
 from indexer.daemon import mem0_api as api
 from indexer.errors import InputError
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS
@@ -93,7 +94,8 @@ def search(mem, body) -> dict:
     if sel.metadata or sel.dates:  # conditions checked after ranking: rank more, so top_k can still be filled
         body = {**body, "top_k": min(api.MAX_TOP_K, want * OVERFETCH), "limit": None}
     hits = api.found(mem, body, query, space, key)
-    return {"results": [h for h in hits if sel.keeps(h)][:want],
+    cut = validation.truncation(query, mem.cfg.max_query_chars)  # the search cut it (search keeps the start)
+    return {"results": [h for h in hits if sel.keeps(h)][:want], **({"query_truncated": cut} if cut else {}),
             **({"degraded": True} if any(h.get("degraded") for h in hits) else {})}
 
 

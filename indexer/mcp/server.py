@@ -152,10 +152,11 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
                       limit: Limit = 5, scope: Scope = "all", mode: Mode | None = None, space: Space = None,
                       compact: Compact = False, since: Since = None, until: Until = None, now: Now = None) -> dict:
         """Keyword and meaning search over the memories; best first, each with id, uri, lines, content, score and date."""
+        cut = validation.truncation(query, cfg.max_query_chars)  # the search cuts it; the answer says so
         return run(lambda mem: [h.to_dict() if hasattr(h, "to_dict") else h
                             for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space, since=since,
                                                 until=until, now=now)],
-                   lambda hits: results(hits, compact, scope))
+                   lambda hits: {**results(hits, compact, scope), **({"query_truncated": cut} if cut else {})})
 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
     def memory_recall(query: Annotated[str, Field(description="The task or question at hand")],

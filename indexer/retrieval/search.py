@@ -8,6 +8,7 @@ in each hit's `signals`; a new stage is a function in ADJUST. Time words and sup
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from indexer.config import Config
 from indexer.index import sql
@@ -27,9 +28,12 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
     """Run one query over the stores and return one merged ranking; counting accesses is the caller's.
     made: the question's vectors by text, shared by the runs of one search_within."""
     aq = analyze(q)
+    q.in_time()
     pool = collect(stores, embedder, cfg, aq, made)
+    q.in_time()
     hits = ranked(fuse(pool, aq, cfg))
     for stage in ADJUST:
+        q.in_time()
         hits = stage(hits, aq, pool, cfg)
     if pool.degraded:
         return [dataclasses.replace(h, degraded=True) for h in hits[:q.limit]]
@@ -38,7 +42,10 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
 
 def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window) -> list[Hit]:
     """search() with the window of the query's time words applied and superseded values put below the
-    current ones; the signals shown when the query asks to explain."""
+    current ones; the signals shown when the query asks to explain. A query without a deadline gets
+    search_timeout_s from now: past it a stage does not start (SearchTimeoutError)."""
+    if q.deadline is None:
+        q = dataclasses.replace(q, deadline=time.monotonic() + cfg.search_timeout_s)
     made: dict = {}  # a query naming a time runs twice (inside the window and out) on one text: embedded once
     hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg,
                                                lambda since, until: any(sql.any_dated(st.con, since, until)
