@@ -12,6 +12,7 @@ from indexer.models import RECALL_HEADER, recall_source
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.textseg import mostly_han
+from indexer.retrieval import relevance
 from indexer.retrieval.e5_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -51,12 +52,15 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
-    if _weak(strength, cfg):
+    judged = any(h.relevance is not None for h in hits)
+    if _weak(strength, cfg) and not judged:
         # nothing close in meaning: keep only memories that share words with the query
         # ... or that are dated in the window its time words name (上周: everything of last week is asked for)
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or h.signals.get("in_window")]
     tier = next(name for name, q in tiers if q == used)
-    hits = on_topic(hits, used)
+    if relevance.asks_family(used):
+        hits = _with_members(hits, search, used, scope)
+    hits = on_topic(hits, used)[:limit]
     memories = render_memories(hits, max_chars)
     if hits and not memories:
         need = min(_smallest_line(h) for h in hits)
@@ -77,10 +81,42 @@ ON_TOPIC_GAP = 0.05
 
 
 def on_topic(hits, query: str):
-    """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best: the block stops where
-    relevance falls off. Text in the other script than the question's is compared with the stage's
-    cross-script allowance (e5 scores a language against itself higher). Without that cosine (model
-    absent) every hit stays."""
+    """The hits that answer: with a calibrated relevance (retrieval/relevance) the block holds the memories
+    judged relevant whose margin lies within ANSWER_GAP of the best, and nothing when none is relevant;
+    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies."""
+    current = [h for h in hits if not h.signals.get("superseded")]
+    if any(h.relevance is not None for h in current):
+        return _answering(hits, current, GATHER_GAP if relevance.gathers(query) else ANSWER_GAP)
+    return _near_best(hits, query)
+
+
+# a margin this far under the best still answers: the second of two answers lay within 0.02 of the first
+# on recall-focus-dev's two-answer questions, the next unrelated memory 0.005-0.05 under it
+ANSWER_GAP = 0.02
+GATHER_GAP = 0.05  # a question asking for everything about a thing (relevance.gathers)
+
+
+def _with_members(hits, search, query: str, scope: str):
+    """A family question also searched with the family members' words: every member's memory joins the pool
+    (the question's own words reach few of them: "family" is in none)."""
+    seen = {(h.store, h.id) for h in hits}
+    wide = search(f"{query} {relevance.MEMBER_WORDS}", scope, POOL)
+    members = [h for h in wide if h.signals.get("member") and (h.store, h.id) not in seen]
+    return hits + members
+
+
+def _answering(hits, current, gap: float):
+    if any(h.signals.get("member") for h in current):  # a family question: its members' memories
+        return sorted((h for h in hits if h.signals.get("member")), key=lambda h: not h.signals.get("own_member"))
+    rel = [h for h in current if h.relevance is not None and h.relevance >= 0.5]
+    if not rel:
+        return []
+    best = max(h.signals["margin"] for h in rel)
+    return [h for h in hits if h.relevance is not None and h.relevance >= 0.5
+            and h.signals["margin"] >= best - gap]
+
+
+def _near_best(hits, query: str):
     han = mostly_han(query)
 
     def fair(h):
@@ -96,9 +132,14 @@ def on_topic(hits, query: str):
     return kept if not hits or hits[0] in kept else [hits[0], *kept]  # the ranking's first answer always stays
 
 
+# recall looks this deep and keeps what the relevance cut leaves (at most `limit`): a broad question's
+# answers (every member of a family) reach below the first eight hits
+POOL = 30
+
+
 def _run(search, q: str, limit: int, scope: str):
     """(hits, strength, query): strength is the best absolute cosine, or 1.0/0.0 without vectors."""
-    hits = search(q, scope, limit)
+    hits = search(q, scope, max(limit, POOL))
     cosines = [h.signals["cosine"] for h in hits if h.signals.get("cosine") is not None]
     strength = max(cosines) if cosines else (1.0 if hits else 0.0)
     return hits, float(strength), q

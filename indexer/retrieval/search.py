@@ -15,6 +15,7 @@ from indexer.index.stores import Store
 from indexer.models import Hit
 from indexer.retrieval import e5_stage
 from indexer.retrieval import episodes
+from indexer.retrieval import relevance
 from indexer.retrieval import superseded
 from indexer.retrieval import timewindow
 from indexer.retrieval.collect import Pool, collect
@@ -75,8 +76,8 @@ def by_memory_days(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[
 def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit]:
     if pool.mode != "hybrid" or not cfg.rerank:
         return hits
-    return e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()}, pool.cons, aq,
-                           qvec=pool.e5_query)
+    return relevance.attach(e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
+                                            pool.cons, aq, qvec=pool.e5_query), aq, pool.e5_query)
 
 
 ADJUST = (by_strength, by_memory_days, by_ranking_model)
