@@ -52,15 +52,16 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
-    judged = any(h.relevance is not None for h in hits)
+    tier = next(name for name, q in tiers if q == used)
+    # the relevance was calibrated on questions: a conversation or a rewrite keeps the seeds' cut
+    judged = tier == "query" and any(h.relevance is not None for h in hits)
     if _weak(strength, cfg) and not judged:
         # nothing close in meaning: keep only memories that share words with the query
         # ... or that are dated in the window its time words name (上周: everything of last week is asked for)
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or h.signals.get("in_window")]
-    tier = next(name for name, q in tiers if q == used)
-    if relevance.asks_family(used):
+    if judged and relevance.asks_family(used):
         hits = _with_members(hits, search, used, scope)
-    hits = on_topic(hits, used)[:limit]
+    hits = on_topic(hits, used, judged)[:limit]
     memories = render_memories(hits, max_chars)
     if hits and not memories:
         need = min(_smallest_line(h) for h in hits)
@@ -80,12 +81,12 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits, query: str):
+def on_topic(hits, query: str, judged: bool = True):
     """The hits that answer: with a calibrated relevance (retrieval/relevance) the block holds the memories
     judged relevant whose margin lies within ANSWER_GAP of the best, and nothing when none is relevant;
     without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies."""
     current = [h for h in hits if not h.signals.get("superseded")]
-    if any(h.relevance is not None for h in current):
+    if judged and any(h.relevance is not None for h in current):
         return _answering(hits, current, GATHER_GAP if relevance.gathers(query) else ANSWER_GAP)
     return _near_best(hits, query)
 
