@@ -113,8 +113,8 @@ def _answering(hits, current, gap: float):
     if not rel:
         return []
     best = max(h.signals["margin"] for h in rel)
-    return [h for h in hits if h.relevance is not None and h.relevance >= 0.5
-            and h.signals["margin"] >= best - gap]
+    kept = [h for h in hits if h.relevance is not None and h.relevance >= 0.5 and h.signals["margin"] >= best - gap]
+    return kept if hits[0] in kept else [hits[0], *kept]  # the ranking's first answer stays when any is relevant
 
 
 def _near_best(hits, query: str):
