@@ -57,7 +57,9 @@ def by_strength(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit
         row = pool.cands[(h.store, h.id)].row
         mult = dynamics_multiplier(row, cfg.decay_floor)
         score = h.score * mult
-        if score < aq.q.min_score or score <= 0:
+        # the pool's last candidate of one signal scales to 0 (min-max) yet was found: with two memories, the
+        # one a reworded restatement holds; it stays, last
+        if score < aq.q.min_score or (score <= 0 and h.signals.get("bm25") is None and h.signals.get("cosine") is None):
             continue
         out.append(dataclasses.replace(h, score=score, signals={**h.signals, "strength": row["strength"],
                                                                 "dynamics": round(mult, 6)}))
