@@ -53,16 +53,24 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         return out
     hits, strength, used = best
     tier = next(name for name, q in tiers if q == used)
-    # the relevance was calibrated on questions: a conversation or a rewrite keeps the seeds' cut
-    judged = tier == "query" and any(h.relevance is not None for h in hits)
+    # the relevance was calibrated on questions: a conversation or a rewrite keeps the seeds' cut, and so does
+    # a question naming a time (its window says what is asked for: 上周 asks for everything of last week)
+    judged = tier == "query" and any(h.relevance is not None for h in hits) and not any(
+        h.signals.get("in_window") for h in hits)
+    if not judged:
+        hits = hits[:limit]  # the seeds' cut as it was measured: over the first `limit` hits
     if _weak(strength, cfg) and not judged:
         # nothing close in meaning: keep only memories that share words with the query
         # ... or that are dated in the window its time words name (上周: everything of last week is asked for)
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or h.signals.get("in_window")]
     if judged and relevance.asks_family(used):
         hits = _with_members(hits, search, used, scope)
-    hits = on_topic(hits, used, judged)[:limit]
-    memories = render_memories(hits, max_chars)
+    kept = on_topic(hits, used, judged)[:limit]
+    memories = render_memories(kept, max_chars)
+    if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
+        kept = _near_best(hits[:limit], used)
+        memories = render_memories(kept, max_chars)
+    hits = kept
     if hits and not memories:
         need = min(_smallest_line(h) for h in hits)
         raise ArgumentError("max_chars", f"is below the smallest memory found ({need} characters)", max_chars,
