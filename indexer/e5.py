@@ -74,6 +74,19 @@ def _one_thread(m) -> None:
         pass  # an engine without it keeps OpenMP's default
 
 
+def background(texts: tuple[str, ...]) -> np.ndarray | None:
+    """The passage vectors of a fixed tuple of texts (relevance's reference sentences), made once per process."""
+    if load("passage") is None:
+        return None
+    with _lock:
+        kept = _state.get(("background", texts))
+    if kept is None:
+        kept = passages(list(texts))
+        with _lock:
+            _state[("background", texts)] = kept
+    return kept
+
+
 def query(text: str, keep: str = "start") -> np.ndarray | None:
     """The `query:` vector of a search, or None without the model; of a question over QUERY_TOKENS, the
     model reads its start (keep="start") or its end ("end": recall's conversation)."""

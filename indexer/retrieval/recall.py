@@ -13,6 +13,7 @@ from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
 from indexer.notes.textseg import mostly_han
 from indexer.providers import llm
+from indexer.retrieval import relevance
 from indexer.retrieval.e5_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -32,36 +33,49 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
     max_chars = validation.max_chars(max_chars, cfg.recall_max_chars)
     scope = validation.scope(scope)
+    depth = max(limit, POOL) if cfg.recall_cut == "relevance" else limit  # the relevance cut looks deeper
     out = {"text": "", "memories": [], "tier": "none", "query": query}
     if not isinstance(query, str) or not query.strip():
         return out
     try:
         tiers = [("query", query)]
-        best = _run(search, query, limit, scope)
+        best = _run(search, query, depth, scope)
         tail = context_tail(context or "", cfg.recall_context_turns, cfg.recall_context_chars)
         if _weak(best[1], cfg) and tail:
             q = f"{tail}\n{query}"
-            best = max(best, _run(search, q, limit, scope), key=lambda r: r[1])
+            best = max(best, _run(search, q, depth, scope), key=lambda r: r[1])
             tiers.append(("context", q))
         if _weak(best[1], cfg) and (cfg.llm or cfg.recall_rewrite_command):
             rewritten = _ask_llm(cfg, query, tail, warn) if cfg.llm else _rewrite(cfg, query, tail, warn)
             if rewritten:
-                best = max(best, _run(search, rewritten, limit, scope), key=lambda r: r[1])
+                best = max(best, _run(search, rewritten, depth, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
     except (MdmemError, OSError) as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
     hits, strength, used = best
+    tier = next(name for name, q in tiers if q == used)
     weak = _weak(strength, cfg)
 
     def asked_for(h) -> bool:  # a weak question's days are what it asks for: 上周我做了什么, or 我干了什么 --since D
         return weak and (dated or bool(h.signals.get("in_window")))
-    if weak:
+    # the relevance was calibrated on questions: a conversation or a rewrite keeps the measured cut, and so does
+    # a question naming a time or dates (its window says what is asked for: 上周 asks for everything of last week)
+    judged = cfg.recall_cut == "relevance" and tier == "query" and not dated and any(
+        h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits)
+    if not judged:
+        hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
+    if weak and not judged:
         # nothing close in meaning: keep only memories that share words with the query, or of the days asked for
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or asked_for(h)]
-    tier = next(name for name, q in tiers if q == used)
-    hits = on_topic(hits, used, asked_for)
-    memories = render_memories(hits, max_chars)
+    if judged and relevance.asks_family(used):
+        hits = _with_members(hits, search, used, scope)
+    kept = on_topic(hits, used, judged, asked_for)[:limit]
+    memories = render_memories(kept, max_chars)
+    if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
+        kept = _near_best(hits[:limit], used, asked_for)
+        memories = render_memories(kept, max_chars)
+    hits = kept
     if hits and not memories:
         need = min(_smallest_line(h) for h in hits)
         raise ArgumentError("max_chars", f"is below the smallest memory found ({need} characters)", max_chars,
@@ -80,11 +94,46 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits, query: str, asked_for=lambda h: False):
-    """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best, and those asked_for(hit): the
-    block stops where relevance falls off. Text in the other script than the question's is compared with the
-    stage's cross-script allowance (e5 scores a language against itself higher). Without that cosine (model
-    absent) every hit stays."""
+def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
+    """The hits that answer: with a calibrated relevance (retrieval/relevance) the block holds the memories
+    judged relevant whose margin lies within ANSWER_GAP of the best, and nothing when none is relevant;
+    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies."""
+    current = [h for h in hits if not h.signals.get("superseded")]
+    if judged and any(h.relevance is not None for h in current):
+        return _answering(hits, current, GATHER_GAP if relevance.gathers(query) else ANSWER_GAP)
+    return _near_best(hits, query, asked_for)
+
+
+# a margin this far under the best still answers: the second of two answers lay within 0.02 of the first
+# on recall-focus-dev's two-answer questions, the next unrelated memory 0.005-0.05 under it
+ANSWER_GAP = 0.02
+GATHER_GAP = 0.05  # a question asking for everything about a thing (relevance.gathers)
+
+
+def _with_members(hits, search, query: str, scope: str):
+    """A family question also searched with the family members' words: every member's memory joins the pool
+    (the question's own words reach few of them: "family" is in none)."""
+    seen = {(h.store, h.id) for h in hits}
+    wide = search(f"{query} {relevance.MEMBER_WORDS}", scope, POOL)
+    members = [h for h in wide if h.signals.get("member") and (h.store, h.id) not in seen]
+    return hits + members
+
+
+def _answering(hits, current, gap: float):
+    if any(h.signals.get("member") for h in current):  # a family question: its members' memories
+        return sorted((h for h in hits if h.signals.get("member")), key=lambda h: not h.signals.get("own_member"))
+    rel = [h for h in current if h.relevance is not None and h.relevance >= 0.5]
+    if not rel:
+        return []
+    best = max(h.signals["margin"] for h in rel)
+    kept = [h for h in hits if h.relevance is not None and h.relevance >= 0.5 and h.signals["margin"] >= best - gap]
+    return kept if hits[0] in kept else [hits[0], *kept]  # the ranking's first answer stays when any is relevant
+
+
+def _near_best(hits, query: str, asked_for=lambda h: False):
+    """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best, and those asked_for(hit); text in
+    the other script than the question's gets the stage's cross-script allowance (e5 scores a language against
+    itself higher). Without that cosine (model absent) every hit stays."""
     han = mostly_han(query)
 
     def fair(h):
@@ -98,6 +147,11 @@ def on_topic(hits, query: str, asked_for=lambda h: False):
         return hits
     kept = [h for h in hits if asked_for(h) or (fair(h) is not None and fair(h) >= best - ON_TOPIC_GAP)]
     return kept if not hits or hits[0] in kept else [hits[0], *kept]  # the ranking's first answer always stays
+
+
+# recall looks this deep and keeps what the relevance cut leaves (at most `limit`): a broad question's
+# answers (every member of a family) reach below the first eight hits
+POOL = 30
 
 
 def _run(search, q: str, limit: int, scope: str):

@@ -17,6 +17,7 @@ from indexer.models import Hit
 from indexer.retrieval import e5_stage
 from indexer.retrieval import ranker_stage
 from indexer.retrieval import episodes
+from indexer.retrieval import relevance
 from indexer.retrieval import superseded
 from indexer.retrieval import timewindow
 from indexer.retrieval.collect import Pool, collect
@@ -69,7 +70,10 @@ def by_strength(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> list[Hit
         row = pool.cands[(h.store, h.id)].row
         mult = dynamics_multiplier(row, cfg.decay_floor)
         score = h.score * mult
-        if (score < aq.q.min_score or score <= 0) and not listing:
+        # the pool's last candidate of one signal scales to 0 (min-max) yet was found: with two memories, the
+        # one a reworded restatement holds; it stays, last (and a search within dates keeps every memory of them)
+        if not listing and (score < aq.q.min_score or (
+                score <= 0 and h.signals.get("bm25") is None and h.signals.get("cosine") is None)):
             continue
         out.append(dataclasses.replace(h, score=score, signals={**h.signals, "strength": row["strength"],
                                                                 "dynamics": round(mult, 6)}))
@@ -90,8 +94,8 @@ def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> lis
         return hits
     if cfg.ranker != "e5":
         return ranker_stage.rerank(hits, aq, cfg)
-    return e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()}, pool.cons, aq,
-                           qvec=pool.e5_query)
+    return relevance.attach(e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
+                                            pool.cons, aq, qvec=pool.e5_query), aq, pool.e5_query)
 
 
 ADJUST = (by_strength, by_memory_days, by_ranking_model)

@@ -18,4 +18,11 @@ def demote(hits: list[Hit]) -> list[Hit]:
                                signals={**h.signals, "superseded": True})
            if marked(h.content) else h for h in hits]
     out.sort(key=lambda h: (-h.score, h.store, h.uri, h.start_line))
+    # a restatement worded differently can score far under the old line it replaced ("I live in Paris." then
+    # "I moved to Berlin; I live in Berlin now."): the old one then goes right under the one that replaced it
+    for old in [h for h in out if marked(h.content)]:
+        newer = next((i for i, h in enumerate(out) if h.id == marked(old.content).group("id")), None)
+        if newer is not None and newer > out.index(old):
+            out.remove(old)
+            out.insert(newer, old)
     return out

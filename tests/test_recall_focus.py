@@ -1,0 +1,55 @@
+"""Recall cuts on the calibrated relevance: a family question gathers its members, an unrelated one gets nothing."""
+
+from indexer.retrieval import relevance
+
+FACTS = "# Facts\n\n" + "".join(f"- 2025-02-0{1 + i // 3}: {t}\n" for i, t in enumerate([
+    "My wife Elena teaches chemistry at a secondary school.",
+    "我女儿小雨今年六岁，喜欢画画。",
+    "My brother Tom runs a bicycle repair shop in Leeds.",
+    "我爸爸以前是中学的数学老师。",
+    "I take my tea with lemon and no sugar.",
+    "我每周二晚上去打羽毛球。",
+    "My car is a grey Toyota Corolla from 2018.",
+    "I work as a data analyst at an insurance company.",
+    "我对海鲜过敏，尤其是虾。",
+    "I keep my passwords in Bitwarden.",
+    "我住在杭州西湖区。",
+    "My favourite film is Spirited Away.",
+]))
+NOTES = {"user/facts.md": FACTS}
+
+
+def _texts(out):
+    return [m["text"] for m in out["memories"]]
+
+
+def test_search_reports_a_relevance_between_0_and_1(make_memory):
+    mem = make_memory(NOTES)
+    hits = mem.search("How do I take my tea?")
+    shown = [h.to_dict()["relevance"] for h in hits]
+    assert all(r is not None and 0.0 <= r <= 1.0 for r in shown)
+    assert "tea with lemon" in hits[0].content
+
+
+def test_an_unrelated_question_gets_an_empty_block(make_memory):
+    mem = make_memory(NOTES, recall_cut="relevance")
+    # the first used to get the badminton memory (its words and the question's share nothing that answers)
+    for q in ("世界上最长的河流是哪条？", "What is the tallest mountain in Africa?", "长城一共有多长？"):
+        out = mem.recall(q)
+        assert out["memories"] == [] and out["text"] == "", (q, _texts(out))
+
+
+def test_a_family_question_gathers_every_member(make_memory):
+    mem = make_memory(NOTES, recall_cut="relevance")
+    for q in ("Tell me about my family.", "我家里人都是做什么的？"):
+        texts = " ".join(_texts(mem.recall(q)))
+        for member in ("Elena", "小雨", "Tom", "我爸爸"):
+            assert member in texts, (q, member, texts)
+        for other in ("tea with lemon", "Toyota", "Bitwarden"):
+            assert other not in texts, (q, other, texts)
+
+
+def test_family_words_are_general_vocabulary():
+    assert relevance.asks_family("Tell me about my relatives") and relevance.asks_family("我家里人都好吗")
+    assert not relevance.asks_family("我在哪一家公司上班？")
+    assert relevance.gathers("我有哪些过敏？") and not relevance.gathers("How do I take my tea?")
