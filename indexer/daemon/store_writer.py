@@ -137,7 +137,7 @@ class StoreWriter(threading.Thread):
     def _fill(self) -> bool:
         """One small batch of waiting vectors between jobs; True when none are left (or filling fails)."""
         try:
-            return self._filler.step(self._st, self.embedder)
+            return self._filler.step(self._st, self.embedder, self.cfg)
         except Exception as exc:  # the stage only ranks, and waiting vectors wait: search keeps full text
             self._log.warning("vector_fill_failed", error=str(exc))
             return True

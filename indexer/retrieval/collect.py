@@ -60,7 +60,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     except ProviderUnavailable:
         leg, unembedded = None, True
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
-                e5_query=_e5_of(q.text, q.keep, made) if q.mode == "hybrid" and cfg.rerank and want_vec else None)
+                e5_query=_e5_of(q.text, q.keep, made) if q.mode == "hybrid" and cfg.rerank and cfg.ranker == "e5" and want_vec else None)
     text_done = want_text or (unembedded and bool(aq.match))
     if text_done:
         for st in stores:

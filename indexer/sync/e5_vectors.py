@@ -31,10 +31,15 @@ def bind(st: Store) -> bool:
     return True
 
 
+def wanted(cfg) -> bool:
+    """Whether searches rank with e5's stored vectors: the stage is on and no other [ranker] replaces it."""
+    return getattr(cfg, "rerank", True) and getattr(cfg, "ranker", "e5") == "e5"
+
+
 def after_sync(st: Store, cfg, limit: int | None, seconds: float | None = None) -> int:
     """A sync's last step: embed up to limit new texts for the stage (all when None), for at most seconds
     (no deadline when None, or when at most FILL_ALL_UNDER wait)."""
-    if not getattr(cfg, "rerank", True) or st.readonly or not bind(st):
+    if not wanted(cfg) or st.readonly or not bind(st):
         return 0
     if seconds is not None and len(sql.e5_missing(st.con, FILL_ALL_UNDER + 1)) <= FILL_ALL_UNDER:
         seconds = None

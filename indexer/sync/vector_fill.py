@@ -29,7 +29,7 @@ class Filler:
         """Vectors wait and their provider is to be asked again now."""
         return time.monotonic() >= self._retry_at and bool(sql.vectors_pending(st.con))
 
-    def step(self, st: Store, embedder) -> bool:
+    def step(self, st: Store, embedder, cfg=None) -> bool:
         """One small piece of filling; True when nothing is left to do until the next job or retry."""
         if self.due(st):
             report = SyncReport(st.name)
@@ -39,4 +39,6 @@ class Filler:
             elif not left:
                 self._retry_at, self._delay = 0.0, RETRY_FIRST_S
             return False
+        if cfg is not None and not e5_vectors.wanted(cfg):
+            return True  # no stage reads e5 vectors: none to make
         return e5_vectors.fill(st, e5_vectors.FILL_BATCH) < e5_vectors.FILL_BATCH
