@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from indexer.memories.supersede import restates
+from indexer.memory import Memory
 from test_http import server  # noqa: F401  (the fixture: `serve --http` on loopback)
 
 CASES = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "bench" / "data" /
@@ -44,7 +45,14 @@ def test_every_restated_fact_is_current_first_and_the_old_one_kept(make_memory):
             continue
         assert new["superseded"]["text"] == c["old"], c
         assert f"~~{c['old']}~~ (superseded on " in text and f"by {new['id']})" in text, c
+        hits = mem.search(c["query"], space=space)
+        assert c["new"] in hits[0].content and c["old"] in hits[1].content, (c, [h.content for h in hits])
+        # recall's default cut gives a weak question sharing no word with either line (我在哪家公司上班？) no
+        # block at all; whatever block it gives opens with the current value
         block = mem.recall(c["query"], space=space)
+        assert not block["memories"] or block["memories"][0]["text"] == c["new"], (c, block["text"])
+        with Memory(cfg=mem.cfg.with_(recall_cut="relevance"), embedder=mem.embedder) as focused:
+            block = focused.recall(c["query"], space=space)  # the relevance cut judges it: the current value first
         assert block["memories"][0]["text"] == c["new"], (c, block["text"])
         versions = mem.history(new["id"], space=space)["versions"]
         assert [v["current"] for v in versions] == [False, True], c
