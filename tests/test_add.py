@@ -4,9 +4,7 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
