@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_daemon import Served, eventually, index_equals_notes
+from daemon_harness import Served, eventually, index_equals_notes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import daemon_bench  # noqa: E402

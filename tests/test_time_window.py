@@ -12,7 +12,6 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from conftest import write_notes
-from test_http import server  # noqa: F401  (the fixture: `serve --http` on loopback)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from time_window import load_questions, run  # noqa: E402
@@ -65,7 +64,7 @@ def test_rank_lifts_the_window_above_better_matches(make_memory):
 
 
 def test_cli_socket_and_mcp_take_now(tmp_path):
-    from test_daemon import Served
+    from daemon_harness import Served
     d = Served(tmp_path)
     write_notes(d.notes, JOURNAL)
     d.start()
