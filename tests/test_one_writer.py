@@ -15,6 +15,8 @@ from indexer.errors import ReadOnlyStoreError
 from indexer.protocol import OPERATIONS, MemoryAPI
 from indexer.remote import RemoteMemory
 
+pytestmark = pytest.mark.unit
+
 
 def access_count(home) -> int:
     con = db.connect(home / "index.db")

@@ -32,6 +32,7 @@ def home(tmp_path):
     return home
 
 
+@pytest.mark.unit
 def test_python_raises_the_rule_without_naming_flags(home, none_embedder):
     with Memory(cfg=config.load(home=home, env={}), embedder=none_embedder) as mem:
         mem.index()
