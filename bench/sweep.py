@@ -22,7 +22,7 @@ from indexer.memory import Memory  # noqa: E402
 K = 10
 
 
-def collect(home: Path, queries: list[dict], feedback: tuple[int, int]) -> list[dict]:
+def collect_candidates(home: Path, queries: list[dict], feedback: tuple[int, int]) -> list[dict]:
     """Per query: every candidate the live search would fuse, with raw BM25, cosine and feedback BM25."""
     out = []
     nan = lambda x: np.nan if x is None else x  # noqa: E731
@@ -119,7 +119,7 @@ def main() -> None:
     fns = schemes([float(w) for w in args.weights.split(",")], [float(f) for f in args.feedback_weights.split(",")])
     table = {}
     for name in args.sets.split(","):
-        cands = collect(args.work / f"{name}__{args.index}" / "home", load_queries(args.eval_dir / name, args.max_queries),
+        cands = collect_candidates(args.work / f"{name}__{args.index}" / "home", load_queries(args.eval_dir / name, args.max_queries),
                         (args.feedback_docs, args.feedback_terms))
         table[name] = {k: score_set(cands, fn, scorer) for k, fn in fns.items()}
         print(f"\n## {name}\nscheme | R@5 | R@10 | Hit@5 | MRR@10 | nDCG@10")

@@ -1,4 +1,4 @@
-"""Shared fixtures: the real models (loaded once per session) and temporary stores."""
+"""Shared fixtures: the real models (loaded once per session), temporary stores, and daemons on them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from indexer import config  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.embedder import NoneEmbedder, SentenceTransformerEmbedder, Usem3Embedder  # noqa: E402
+
+from http_daemon import serving  # noqa: E402
 
 
 class CountingEmbedder:
@@ -94,3 +96,38 @@ def utc(monkeypatch):
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """`serve --http` on loopback over an empty global store, one per module (http_daemon.serving)."""
+    with serving(tmp_path_factory.mktemp("http")) as srv:
+        yield srv
+
+
+@pytest.fixture
+def writer_daemon(tmp_path):
+    """A daemon's writer threads on a real store, without sockets or signals (those are test_daemon's):
+    (daemon, writer, home)."""
+    import threading
+
+    from indexer.daemon.jobs import Job
+    from indexer.daemon.service import Daemon
+    from indexer.daemon.store_writer import StoreWriter
+    from indexer.embedder import load_embedder
+
+    home = tmp_path / "home"
+    (home / "user").mkdir(parents=True)
+    (home / "user" / "animals.md").write_text("# Animals\n\nThe walrus sleeps on the ice floe near the harbour.\n")
+    cfg = config.load(home=home, env={}, embedder="none")
+    emb = load_embedder(cfg)
+    stopping = threading.Event()
+    writer = StoreWriter("global", home, emb, cfg, stopping)
+    writer.start()
+    writer.ready.wait()
+    writer.call(Job.RECONCILE)
+    daemon = Daemon(cfg, embedder=emb)
+    daemon.writers = {"global": writer}
+    yield daemon, writer, home
+    stopping.set()
+    writer.join(10)

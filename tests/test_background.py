@@ -73,7 +73,7 @@ def test_start_serves_in_the_background_and_stop_ends_it(store):
     assert stat.S_IMODE(log.stat().st_mode) == 0o600 and stat.S_IMODE((store.home / ".mdmem-serve.pid").stat().st_mode) == 0o600
 
     again = store.cli("start")
-    assert again.returncode == 0 and f"already serves" in again.stdout and store.pid() == pid
+    assert again.returncode == 0 and "already serves" in again.stdout and store.pid() == pid
 
     stopped = store.cli("stop")
     assert stopped.returncode == 0 and f"stopped (pid {pid})" in stopped.stdout

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from bench_scripts import bench_module
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-from eval import default_eval_dir  # noqa: E402
 
 NOTES = {
     "journal/tiny/2024-01-02.md": "# 2 January\n\nAlice adopted a grey cat named Pepper from the shelter.\n\n"
@@ -33,7 +33,7 @@ def _env():
 
 @pytest.fixture
 def tiny_eval(tmp_path):
-    score = default_eval_dir() / "score.py"
+    score = bench_module("eval").default_eval_dir() / "score.py"
     if not score.exists():  # a checkout without the shared eval sets: same interface, smaller scorer
         score = Path(__file__).with_name("tiny_score.py")
     root = tmp_path / "eval"

@@ -9,6 +9,8 @@ from indexer.notes import blocks
 from indexer.notes.chunker import parse_note
 from indexer.notes.frontmatter import split_front_matter
 
+pytestmark = pytest.mark.unit
+
 _MD = MarkdownIt("commonmark").enable("table").disable("inline")
 # the demo's memory notes (journals, decisions, patterns; English and Chinese), inside the repository so that a
 # clone anywhere tests the same files

@@ -1,7 +1,11 @@
 """Chunker: heading breadcrumbs, exact line ranges, merging and CJK-aware splitting."""
 
+import pytest
+
 from indexer.notes.chunker import parse_note
 from indexer.notes.textseg import count_tokens
+
+pytestmark = pytest.mark.unit
 
 
 def lines_of(text, chunk):

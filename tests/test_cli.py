@@ -1,22 +1,15 @@
 """The mdmem command as a user runs it: a real process over real files."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import mdmem
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "memory_samples"
-
-
-def mdmem(*args, env=None, cwd=None, input=None):
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "indexer", *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, input=input, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -4,17 +4,16 @@ open, answer, and after the next index verify clean with no note changed (bench/
 import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import bench_module
 from indexer import config
 from indexer.memory import Memory
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import chaos  # noqa: E402
+chaos = bench_module("chaos")
 
 KILL_POINTS = 24
 

@@ -7,113 +7,14 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-import polling
-
-from indexer import config
+from daemon_harness import Served, eventually, found_not, index_equals_notes, write
+from ranking_pairs import PAIRS
 from indexer.index import db
 from indexer.index import sql
-from indexer.remote import Client, socket_path
-from indexer.notes.scanner import NoteFilter
-
-DEADLINE = 10.0  # the issue asks for 2 s; CI machines are shared, so allow more and measure in bench/
-
-
-def env_for(run_dir: Path) -> dict:
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run_dir)}
-
-
-class Served:
-    """A running `mdmem serve` on a temp home and project, plus helpers to query it."""
-
-    def __init__(self, base: Path):
-        self.home = base / "home"
-        self.project = base / "proj"
-        self.notes = self.project / ".mdmem"
-        self.run_dir = base / "run"
-        for d in (self.home / "user", self.notes, self.run_dir):
-            d.mkdir(parents=True, exist_ok=True)
-        self.args = ["--home", str(self.home), "--project", str(self.project)]
-        self.env = env_for(self.run_dir)
-        self.proc = None
-        self.log = base / "serve.log"
-
-    def cfg(self):
-        return config.load(home=self.home, project=self.project, env={})
-
-    def socket(self) -> Path:
-        old = os.environ.get("XDG_RUNTIME_DIR")
-        os.environ["XDG_RUNTIME_DIR"] = str(self.run_dir)
-        try:
-            return socket_path(self.cfg())
-        finally:
-            if old is None:
-                os.environ.pop("XDG_RUNTIME_DIR")
-            else:
-                os.environ["XDG_RUNTIME_DIR"] = old
-
-    def cli(self, *args, input=None):
-        return subprocess.run([sys.executable, "-m", "indexer", *self.args, *args], capture_output=True, text=True,
-                              env=self.env, input=input, timeout=300)
-
-    def start(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
-                                     stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()
-            status = self.call("status") if self.socket().exists() else {}
-            # a killed daemon leaves its socket behind: only answers from this process count
-            if status and all(v["pid"] == self.proc.pid and v["last_sync"] and not v["busy"] for v in status.values()):
-                return
-            time.sleep(0.1)
-        raise AssertionError("daemon did not become ready:\n" + self.log.read_text())
-
-    def call(self, method, **params):
-        try:
-            c = Client(self.socket(), timeout=60)
-        except OSError:
-            return {}
-        try:
-            return c.call(method, params)
-        finally:
-            c.close()
-
-    def uris(self, text) -> set[str]:
-        return {h["uri"] for h in self.call("search", query=text, mode="fts", limit=50, bump=False)}
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            return self.proc.wait(timeout=60)
-        return self.proc.returncode if self.proc else None
-
-
-def eventually(pred, timeout=DEADLINE):
-    return polling.eventually(pred, timeout)
-
-
-def index_equals_notes(root: Path) -> bool:
-    """Every note is indexed with its current size and mtime, and nothing else is."""
-    con = db.connect(root / "index.db", readonly=True)
-    try:
-        docs = sql.all_documents(con)
-    finally:
-        con.close()
-    on_disk = {uri: p.stat() for uri, p in NoteFilter(root).walk()}
-    return set(docs) == set(on_disk) and all(
-        docs[u]["size"] == s.st_size and docs[u]["mtime_ns"] == s.st_mtime_ns for u, s in on_disk.items())
-
-
-def found_not(d: Served, new: str, old: str | None, uri: str | None = None) -> bool:
-    hits = d.uris(new)
-    if uri is not None and uri not in hits or not hits:
-        return False
-    return not (old and d.uris(old))
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +24,6 @@ def served(tmp_path_factory):
     d.start()
     yield d
     assert d.stop() == 0, d.log.read_text()
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 def test_startup_indexed_and_socket_is_private(served):
@@ -415,9 +311,6 @@ def test_since_until_and_recent_go_through_the_daemon(served):
     assert kayaks == ["- 2026-01-10: the kayak trip to the lake", "- 2021-04-02: the kayak trip to the fjord"]
     r = served.cli("search", "kayak", "--since", "last tuesday")
     assert r.returncode != 0 and "a day such as 2026-03-01 or an age such as 7d" in r.stderr
-
-
-from test_e5_stage import PAIRS  # noqa: E402
 
 
 def test_the_daemon_fills_ranking_vectors_between_jobs_and_status_counts_them(served):

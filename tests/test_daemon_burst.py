@@ -3,15 +3,14 @@
 import json
 import shutil
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
-from test_daemon import Served, eventually, index_equals_notes
+from bench_scripts import bench_module
+from daemon_harness import Served, eventually, index_equals_notes
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import daemon_bench  # noqa: E402
+daemon_bench = bench_module("daemon_bench")
 
 NOTES = 10_000
 MAX_QUEUED = Path("/proc/sys/fs/inotify/max_queued_events")

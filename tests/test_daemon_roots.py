@@ -6,7 +6,7 @@ import shutil
 import signal
 import stat
 
-from test_daemon import Served, eventually, found_not, write
+from daemon_harness import Served, eventually, found_not, write
 
 
 def served_none(tmp_path) -> Served:

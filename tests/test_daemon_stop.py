@@ -6,7 +6,7 @@ import signal
 import polling
 from indexer.index import db
 from indexer.index import sql
-from test_daemon import Served
+from daemon_harness import Served
 
 
 def indexed_uris(root) -> set[str]:

@@ -220,7 +220,7 @@ def test_the_command_line_lists_and_finds_the_whole_day(tmp_path):
 
 def test_the_daemon_and_mcp_keep_the_days_in_the_configured_zone(tmp_path):
     from mcp_calls import call_tools
-    from test_daemon import Served
+    from daemon_harness import Served
 
     d = Served(tmp_path)
     write_notes(d.notes, NOTES)

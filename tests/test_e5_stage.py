@@ -6,6 +6,7 @@ from indexer import e5
 from indexer.index import db, sql
 from indexer.notes.chunker import parse_note
 from indexer.retrieval import e5_stage
+from ranking_pairs import PAIRS
 
 FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
           "- 2026-03-01: 我女儿今年六岁，最喜欢画画和游泳。\n"
@@ -27,13 +28,6 @@ def counted_passages(monkeypatch) -> list[int]:
     return seen
 
 
-PAIRS = {"user/pets.md": "---\ntype: fact\n---\n# Facts\n\n"
-         "- 2026-10-01: 我养的鹦鹉叫小蓝，会说你好。\n"
-         "- 2026-10-01: 我家猫咪叫年糕，是只布偶猫。\n"
-         "- 2026-10-01: 我晕车，坐长途大巴必须吃药。\n"
-         "- 2026-10-01: 我开车上下班，单程大概半小时。\n"
-         "- 2026-10-01: 我姥姥今年九十岁了，身体还很硬朗。\n"
-         "- 2026-10-01: 我奶奶去年搬去了养老院。\n"}
 # question -> its answer; each answer sits beside a memory sharing its topic or words (pairs from zh-memory-dev)
 ASKED = {"我家的鸟叫什么名字？": "小蓝", "What is my bird called?": "小蓝", "坐车时我有什么毛病？": "晕车",
          "外婆多大年纪了？": "九十岁"}

@@ -9,6 +9,8 @@ import pytest
 from indexer.errors import ConflictError, NoteError
 from indexer.notes.edit_lines import LineEdit, apply_edits, edit_lines, note_target
 
+pytestmark = pytest.mark.unit
+
 NOTE = "# Facts\n\n- 2025-01-05: one\n- 2025-01-06: two\n- 2025-01-07: three"
 
 

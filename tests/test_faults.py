@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_daemon import Served, eventually
+from daemon_harness import Served, eventually
 
 from indexer import config
 from indexer.index import db

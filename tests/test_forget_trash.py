@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import write_notes
-from test_daemon import Served
+from daemon_harness import Served
 
 from indexer.daemon import mem0_events
 from indexer.errors import InputError, NotFoundError

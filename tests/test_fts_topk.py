@@ -7,6 +7,8 @@ import pytest
 from indexer.index import db, sql
 from indexer.index.sql import fts_topk, text_stats
 
+pytestmark = pytest.mark.unit
+
 COMMON = ["river", "stone", "light", "water", "garden", "年", "月"]
 RARE = ["heron", "kingfisher", "otter", "lantern", "compass", "薄荷", "灯塔", "琥珀", "sparrow", "quartz"]
 

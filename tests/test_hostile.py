@@ -439,7 +439,7 @@ def _in_flight_then_short(send_long, read_long, short):
 def test_long_questions_through_the_socket_are_cut_said_and_hold_back_no_one(tmp_path):
     import json
     import socket
-    from test_daemon import Served
+    from daemon_harness import Served
     from indexer.remote import Client
     d = Served(tmp_path)
     (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
@@ -536,7 +536,7 @@ def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_p
     import json
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
-    from test_daemon import Served
+    from daemon_harness import Served
     d = Served(tmp_path)
     (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
     d.start()

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from http_daemon import serving
-
 TOOL_ARGS = {  # every tool the server lists is called once, in this order; a new tool needs a line here
     "memory_add": {"text": "The user drinks oolong tea in the morning", "type": "preference"},
     "memory_search": {"query": "oolong tea", "limit": 3},
@@ -34,12 +32,6 @@ TOOL_ERRORS = {
     "memory_forget": {"id": "0000000000000000"},
     "memory_recent": {"limit": 0},
 }
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("http")) as srv:
-        yield srv
 
 
 def test_mem0_client_flow_add_on_save_search_before_reply_update_delete(server):

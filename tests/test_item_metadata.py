@@ -22,6 +22,7 @@ type: episodic
 """
 
 
+@pytest.mark.unit
 def test_the_line_round_trips_any_json_object_and_reads_a_hand_written_form():
     meta = {"chat": "Alice.jsonl", "n": 3, "ok": True, "nested": {"a": [1, 2]}, "角色": "塞拉菲娜"}
     item = "- 14:03: **user:** I like tea\n  " + item_metadata.line_of(meta)
@@ -36,6 +37,7 @@ def test_the_line_round_trips_any_json_object_and_reads_a_hand_written_form():
         item_metadata.checked({"blob": "x" * 3000})
 
 
+@pytest.mark.unit
 def test_metadata_is_not_embedded_with_the_memory():
     plain = "- 02:01: **Mira:** I'm allergic to moonpetal tea."
     assert text_to_embed(plain + '\n  - metadata: {"chat": "a.jsonl"}', "memory") == text_to_embed(plain, "memory")

@@ -6,6 +6,10 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 PACKAGE = Path(__file__).resolve().parent.parent / "indexer"
 
 # A module's layer is its sub-package, or its own name at the top. A layer may import itself and these.

@@ -137,7 +137,7 @@ def test_the_command_line_and_the_daemon_ask_the_llm(tmp_path):
     and the MCP recall tool (the LLM is configured for the daemon alone: its rewrite is the daemon's)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
-    from test_daemon import Served
+    from daemon_harness import Served
     with ChatServer("我姥姥今年多大年纪了") as srv:
         d = Served(tmp_path)
         write_notes(d.home, FAMILY)

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from polling import eventually
-from test_add import EDITOR
+from racing_editor import EDITOR
 from http_daemon import free_port
 
 HTTP_THREADS, HTTP_EACH = 10, 4  # 40 POST /memories, the load that went unanswered before

@@ -131,7 +131,7 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
 
 def test_tools_answer_through_a_running_daemon(tmp_path):
     """With `mdmem serve` running, `mdmem mcp` is its client: the warm model and the store's one writer."""
-    from test_daemon import Served
+    from daemon_harness import Served
     d = Served(tmp_path)
     write_notes(d.home, {"user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black.\n"})
     d.start()

@@ -9,6 +9,8 @@ from indexer.errors import MdmemError
 from indexer.mcp.shape import compact, invalid_arguments, plain
 from indexer.retrieval.query import make_query
 
+pytestmark = pytest.mark.unit
+
 
 def _message(call) -> str:
     with pytest.raises(MdmemError) as info:

@@ -4,7 +4,6 @@ import pytest
 
 from indexer.errors import ConflictError, InputError, NotFoundError
 from indexer.index import db, sql
-from test_one_writer import served  # noqa: F401  (a daemon's writer thread on a real store)
 
 # each memory under its own heading: one record each, however list items are chunked
 PREFS = ("---\ntype: preference\n---\n\n# Preferences\n\n## Drinks\n\n- 2025-01-05: I prefer my coffee black, "
@@ -136,10 +135,10 @@ def test_a_record_holding_several_paragraphs_is_not_replaced_by_one_text(make_me
     assert (mem.cfg.home / "notes/trip.md").read_text(encoding="utf-8") == doc
 
 
-def test_a_daemon_reader_edits_through_the_stores_writer(served):
+def test_a_daemon_reader_edits_through_the_stores_writer(writer_daemon):
     """Under the daemon, update and forget write the note and leave every index write to the writer."""
     from indexer.daemon.jobs import Job
-    daemon, writer, home = served
+    daemon, writer, home = writer_daemon
     mem = daemon.reader()
     added = mem.add("The harbour master feeds the gulls at dawn", type="fact")
     hit = mem.search("gulls dawn", mode="fts")[0]

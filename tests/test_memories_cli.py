@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from test_daemon import Served
+from daemon_harness import Served
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import write_notes
 from model_servers import ModelServer
-from test_cli import mdmem
+from cli_process import mdmem
 
 SECRET = "sk-loopback-secret-123"
 

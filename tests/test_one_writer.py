@@ -7,36 +7,15 @@ import threading
 
 import pytest
 
-from indexer import config
-from indexer.daemon.service import Daemon
 from indexer.daemon.jobs import Job
 from indexer.daemon.store_writer import StoreWriter
-from indexer.embedder import load_embedder
 from indexer.index import db
 from indexer.memory import Memory
 from indexer.errors import ReadOnlyStoreError
 from indexer.protocol import OPERATIONS, MemoryAPI
 from indexer.remote import RemoteMemory
 
-
-@pytest.fixture
-def served(tmp_path):
-    """A daemon's writer threads on a real store, without sockets or signals (those are test_daemon's)."""
-    home = tmp_path / "home"
-    (home / "user").mkdir(parents=True)
-    (home / "user" / "animals.md").write_text("# Animals\n\nThe walrus sleeps on the ice floe near the harbour.\n")
-    cfg = config.load(home=home, env={}, embedder="none")
-    emb = load_embedder(cfg)
-    stopping = threading.Event()
-    writer = StoreWriter("global", home, emb, cfg, stopping)
-    writer.start()
-    writer.ready.wait()
-    writer.call(Job.RECONCILE)
-    daemon = Daemon(cfg, embedder=emb)
-    daemon.writers = {"global": writer}
-    yield daemon, writer, home
-    stopping.set()
-    writer.join(10)
+pytestmark = pytest.mark.unit
 
 
 def access_count(home) -> int:
@@ -47,8 +26,8 @@ def access_count(home) -> int:
         con.close()
 
 
-def test_a_reader_connection_never_writes(served):
-    daemon, writer, home = served
+def test_a_reader_connection_never_writes(writer_daemon):
+    daemon, writer, home = writer_daemon
     mem = daemon.reader()
     hits = mem.search("walrus", mode="fts")
     assert hits and hits[0].uri == "user/animals.md"
@@ -66,10 +45,10 @@ def test_a_reader_connection_never_writes(served):
     assert mem.search("gulls dawn", mode="fts")[0].uri == "user/fact.md"  # add was indexed by the writer
 
 
-def test_access_counts_of_searches_close_together_are_one_commit(served, monkeypatch):
+def test_access_counts_of_searches_close_together_are_one_commit(writer_daemon, monkeypatch):
     from indexer.daemon import store_writer
     monkeypatch.setattr(store_writer, "ACCESS_GATHER_S", 30.0)  # a slow machine still gathers all five
-    daemon, writer, home = served
+    daemon, writer, home = writer_daemon
     mem = daemon.reader()
     commits = []
     original = writer._do
@@ -87,8 +66,8 @@ def test_access_counts_of_searches_close_together_are_one_commit(served, monkeyp
     assert access_count(home) == 5  # the same record returned five times counts five times
 
 
-def test_store_wide_operations_are_writer_jobs(served):
-    daemon, writer, home = served
+def test_store_wide_operations_are_writer_jobs(writer_daemon):
+    daemon, writer, home = writer_daemon
     seen = []
     original = writer._do
 
@@ -128,10 +107,10 @@ def test_every_command_that_asks_the_memory_goes_through_the_daemon_when_one_run
     assert {"search", "add", "recall", "index", "rebuild", "import", "mcp", "status"} <= asking
 
 
-def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an_earlier_one(served, monkeypatch):
+def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an_earlier_one(writer_daemon, monkeypatch):
     """add's own PATHS job queued behind the watcher's for the same note: found hung 300 s over HTTP."""
     from indexer.daemon.jobs import Reply
-    _daemon, writer, home = served
+    _daemon, writer, home = writer_daemon
     gate = threading.Event()
     monkeypatch.setattr(StoreWriter, "_job_root", lambda self, payload, reply: gate.wait(10) and None)
     writer.submit(Job.ROOT, None, Reply())  # holds the writer while the two below queue up

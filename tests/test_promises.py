@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from test_daemon import Served, eventually, write
+from daemon_harness import Served, eventually, write
 
 from indexer import config
 from indexer.index import db

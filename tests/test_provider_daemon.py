@@ -1,7 +1,7 @@
 """A running daemon embeds through the configured provider: a saved note is found by its meaning."""
 
 from model_servers import ModelServer
-from test_daemon import Served, eventually, write
+from daemon_harness import Served, eventually, write
 
 
 def test_the_daemon_indexes_and_searches_through_a_provider(tmp_path, usem3):

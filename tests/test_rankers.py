@@ -234,7 +234,7 @@ def test_the_command_line_answers_and_warns_when_the_ranker_is_down(tmp_path, se
 def test_the_daemon_ranks_with_the_configured_model(tmp_path, server):
     """A running daemon loads the ranker once and ranks the thin client's searches with it (the client itself
     has no [ranker] setting)."""
-    from test_daemon import Served
+    from daemon_harness import Served
     d = Served(tmp_path)
     write_notes(d.home, PETS)
     plain = dict(d.env)

@@ -5,7 +5,7 @@ from indexer import config
 from indexer.memory import Memory
 from indexer.sync import restated
 from indexer.retrieval import vector_matrix
-from test_restated import build, clustered, notes, reinforcement
+from restatements import build, clustered, notes, reinforcement
 
 
 def test_lists_find_every_clear_restatement_the_full_scan_finds():

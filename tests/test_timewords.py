@@ -10,6 +10,8 @@ from indexer.errors import InputError
 from indexer.notes.timewords import cn_number, find
 from indexer.retrieval.timespan import today
 
+pytestmark = pytest.mark.unit
+
 TODAY = date(2026, 11, 25)  # a Wednesday
 
 

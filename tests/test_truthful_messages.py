@@ -9,7 +9,6 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 from http_daemon import serving
 from polling import eventually

@@ -32,6 +32,7 @@ def home(tmp_path):
     return home
 
 
+@pytest.mark.unit
 def test_python_raises_the_rule_without_naming_flags(home, none_embedder):
     with Memory(cfg=config.load(home=home, env={}), embedder=none_embedder) as mem:
         mem.index()
@@ -66,7 +67,7 @@ def test_command_line_names_its_flags_and_exits_2(home):
 
 
 def test_daemon_socket_answers_with_the_same_messages(tmp_path, home):
-    from test_daemon import Served
+    from daemon_harness import Served
     served = Served(tmp_path / "d")
     write_notes(served.home, NOTES)
     served.args += ["--embedder", "none"]

@@ -6,7 +6,11 @@ import json
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 import indexer
+
+pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,13 @@ import shutil
 import threading
 import time
 
+import pytest
+
 from indexer.notes.scanner import NoteFilter
 from indexer.daemon.watcher import Debouncer, Watcher
+from polling import eventually as wait_for
+
+pytestmark = pytest.mark.unit
 
 
 class Collector:
@@ -22,9 +27,6 @@ class Collector:
     def paths(self):
         with self.lock:
             return {p for _n, ps in self.calls for p in ps}
-
-
-from polling import eventually as wait_for  # noqa: E402
 
 
 def test_debouncer_coalesces_a_burst_into_one_flush():

@@ -11,6 +11,8 @@ from indexer.index.sql import fts_topk
 from indexer.retrieval import text_leg, word_postings
 from indexer.retrieval.word_postings import WordPostings
 
+pytestmark = pytest.mark.unit
+
 COMMON = ["river", "stone", "light", "water", "garden", "年", "月", "meetings"]
 RARE = ["heron", "kingfisher", "otter", "lantern", "compass", "薄荷", "灯塔", "琥珀", "sparrow", "quartz"]
 

@@ -13,6 +13,8 @@ from indexer.embedder import load_embedder
 from indexer.errors import WriterBusyError
 from polling import eventually
 
+pytestmark = pytest.mark.unit
+
 DEADLINE_S = 20.0
 
 

@@ -22,7 +22,7 @@ def reference_id():
     ref = SHARED / "corpus.manifest"
     if not ref.exists():
         return None
-    pairs = [(r, int(n)) for n, r in (l.split("\t") for l in ref.read_text().splitlines() if l)]
+    pairs = [(r, int(n)) for n, r in (line.split("\t") for line in ref.read_text().splitlines() if line)]
     return manifest_id(pairs)
 
 

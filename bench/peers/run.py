@@ -35,7 +35,7 @@ def parse_args(argv):
 
 
 def machine():
-    mem = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:")), 0)
+    mem = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal:")), 0)
     return {"cores": os.cpu_count(), "mem_gib": round(mem / 2**20, 1), "platform": platform.platform(),
             "python": platform.python_version()}
 

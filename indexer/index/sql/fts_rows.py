@@ -3,7 +3,6 @@ totals, each row's length in tokens, a word's rows and counts, and which rows we
 
 from __future__ import annotations
 
-from indexer.index import db
 
 
 def varints(blob: bytes) -> list[int]:
