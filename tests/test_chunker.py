@@ -74,3 +74,16 @@ def test_block_ending_in_a_colon_stays_with_the_list_it_introduces():
     text = "## 根本原因\n\n根本原因有两个：\n\n1. " + item * 3 + "\n2. " + item * 3 + "\n"
     note = parse_note(text, "journal/x.md", target_tokens=120, max_tokens=400)
     assert len(note.chunks) == 1 and "1. " in note.chunks[0].content
+
+
+def test_a_lead_in_ending_in_a_colon_stays_with_the_numbered_list_of_a_memory_note():
+    # a journal day (a memory note: its list items are records) whose section explains something in a numbered list
+    text = ("---\ntype: episodic\n---\n# 2026-10-21 事故\n\n## Timeline\n\n- 10:12 deploy starts.\n- 10:14 the backfill fails.\n\n"
+            "## Root cause\n\n根本原因有两个，叠加在一起才出事：\n\n1. 迁移脚本不在一个事务里。\n2. 每个 worker 各自执行迁移。\n\n"
+            "## Why\n\nThe causes were two:\n\n1. No transaction.\n2. No lock.\n")
+    note = parse_note(text, "journal/2026-10-21.md")
+    for lead, answer in (("根本原因有两个", "各自执行迁移"), ("The causes were two:", "No lock.")):
+        holding = [c for c in note.chunks if answer in c.content]
+        assert len(holding) == 1 and lead in holding[0].content and "1. " in holding[0].content
+        assert not [c for c in note.chunks if lead in c.content and answer not in c.content]
+    assert [c.kind for c in note.chunks if "10:14" in c.content] == ["memory"]  # the dated items stay records

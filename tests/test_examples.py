@@ -16,12 +16,12 @@ SAMPLES = REPO / "memory_samples"
 # what it is meant to find
 INTENDED = {
     "手冲咖啡加糖吗": ("user/preferences.md", "不加糖"),
-    "数据库迁移事故的根本原因": ("journal/2026-10-21.md", "根本原因"),
+    # the Root cause section with the two causes its lead-in introduces, in both languages
+    "数据库迁移事故的根本原因": ("journal/2026-10-21.md", "executescript()"),
     "季度报告什么时候截止": ("user/deadlines.md", "截止"),
     "SQLite database is locked busy_timeout": ("agent/decisions/2026-10-03-use-sqlite-wal.md", "busy_timeout"),
     "When is Alex Chen's birthday": ("user/people/alex-chen.md", "Birthday"),
-    # the opening of the Root cause section, which names the two causes (in Chinese)
-    "what was the root cause of the migration incident": ("journal/2026-10-21.md", "根本原因有两个"),
+    "what was the root cause of the migration incident": ("journal/2026-10-21.md", "没有任何互斥"),
 }
 
 

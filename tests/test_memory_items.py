@@ -220,3 +220,14 @@ def test_a_note_emptied_then_written_again_reuses_its_vectors_and_counters(make_
     mem.index()
     assert counting.documents == embedded  # nothing embedded again
     assert _counts(st, "user/facts.md") == before
+
+
+def test_the_model_reads_a_lead_in_and_headings_for_the_list_they_introduce():
+    from indexer.notes.memory_items import text_to_embed
+    zh = "## 根本原因\n\n根本原因有两个：\n\n1. 迁移不在事务里。\n2. 没有互斥。"
+    en = "The causes were two:\n- no transaction\n  (autocommit)\n- no lock"
+    assert text_to_embed(zh, "section") == "## 根本原因\n\n根本原因有两个："
+    assert text_to_embed(en, "section") == "The causes were two:"
+    for whole in ("Intro.\n\nTwo causes:\n\n1. a\n2. b", "Two causes:\n\n1. a\n\nAnd a paragraph after it.",
+                  "No colon here.\n\n1. a", "## Only a heading\n\n1. a"):
+        assert text_to_embed(whole, "section") == whole

@@ -16,7 +16,7 @@ from indexer.notes.memory_items import is_dated_item, is_memory_note, item_meta,
 from indexer.notes.textseg import count_tokens, cut_by_tokens
 
 # Bump when chunk boundaries change: stored chunk ids would no longer match.
-CHUNKER_VERSION = "md-blocks-6-aliases-procedures"  # 6: front-matter aliases searched, numbered procedures kept whole
+CHUNKER_VERSION = "md-blocks-7-lead-ins"  # 6: aliases searched, procedures whole; 7: a colon lead-in joins its procedure
 MIN_STANDALONE_CHARS = 20
 
 # block structure is all the chunker reads: inline parsing (emphasis, links) would only cost time
@@ -207,6 +207,10 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
     cur: list[_Piece] = []
     cur_tokens = 0
     for p in pieces:
+        if p.alone and _introduces(cur, lines) and cur_tokens + _piece_tokens(p, lines) <= limit:
+            groups.append(cur + [p])  # "two causes:" + the numbered causes: the words of the question are in the
+            cur, cur_tokens = [], 0  # lead-in and heading, the answer in the list (the demo's cause ranked 17th)
+            continue
         if p.record or p.alone:
             if any(not q.is_heading for q in cur):
                 groups.append(cur)
@@ -217,7 +221,7 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
         has_body = any(not q.is_heading for q in cur)
         partial_switch = cur and (p.text is not None or cur[-1].text is not None) and (
             p.text is None or cur[-1].text is None or p.start != cur[-1].start)
-        introduces = cur and cur[-1].text is None and _piece_text(cur[-1], lines).rstrip().endswith((":", "："))
+        introduces = _introduces(cur, lines)
         over = cur_tokens + ptoks > (limit if introduces else target)
         if cur and has_body and (p.is_heading or over or partial_switch):
             groups.append(cur)
@@ -228,6 +232,12 @@ def _assemble(pieces: list[_Piece], lines: list[str], uri: str, target: int, lim
         groups.append(cur)
     groups = _absorb_small(groups, lines, limit)
     return [_make_chunk(g, lines, uri, day) for g in groups]
+
+
+def _introduces(cur: list[_Piece], lines) -> bool:
+    """The group so far ends with a whole block ending in a colon: it introduces what follows."""
+    return bool(cur) and cur[-1].text is None and not cur[-1].is_heading and \
+        _piece_text(cur[-1], lines).rstrip().endswith((":", "："))
 
 
 def _absorb_small(groups, lines, limit):

@@ -14,6 +14,7 @@ from indexer.config import Config
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import Hit
+from indexer.notes.textseg import mostly_han
 from indexer.retrieval import e5_stage
 from indexer.retrieval import ranker_stage
 from indexer.retrieval import episodes
@@ -36,6 +37,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
     for stage in ADJUST:
         q.in_time()
         hits = stage(hits, aq, pool, cfg)
+    hits = in_question_script(hits, q.text)
     if pool.degraded:
         return [dataclasses.replace(h, degraded=True) for h in hits[:q.limit]]
     return hits[:q.limit]
@@ -51,7 +53,30 @@ def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window) 
     hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg,
                                                lambda since, until: any(sql.any_dated(st.con, since, until)
                                                                         for st in stores)))
+    hits = in_question_script(hits, q.text)
     return [dataclasses.replace(h, explain=dict(h.signals)) for h in hits] if q.explain else hits
+
+
+# scores this close are one score: a day's Chinese and English memory, both listed for `11月20日`, tied at
+# 0.39375 exactly and the English one came first (the file order decided)
+TIE_EPS = 1e-6
+
+
+def in_question_script(hits: list[Hit], question: str) -> list[Hit]:
+    """Among hits whose scores tie, those in the question's script (Chinese or not) come first;
+    a question with neither Han nor Latin letters (a bare date) prefers none."""
+    if not any(c.isalpha() for c in question):
+        return hits
+    han = mostly_han(question)
+    out: list[Hit] = []
+    run: list[Hit] = []
+    for h in hits + [None]:
+        if h is not None and run and abs(run[0].score - h.score) <= TIE_EPS:
+            run.append(h)
+            continue
+        out.extend(sorted(run, key=lambda x: mostly_han(x.content) != han))  # stable: the old order otherwise
+        run = [h] if h is not None else []
+    return out
 
 
 def ranked(hits: list[Hit]) -> list[Hit]:
