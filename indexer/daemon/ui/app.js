@@ -4,7 +4,7 @@
 const STRINGS = {
   en: {
     search: "Search", recall: "What the prompt gets", memories: "Memories", health: "Health",
-    query: "Search memories", question: "Question", space: "Space", all: "All spaces", since: "From", until: "To",
+    query: "Search memories", question: "Question", space: "Space", all: "Default (notes outside spaces/)", since: "From", until: "To",
     go: "Search", preview: "Show the block", why: "Why it ranked", none: "Nothing found.", tier: "Tier",
     block: "The block", empty: "Nothing would be added to the prompt.", edit: "Edit", save: "Save", cancel: "Cancel",
     forget: "Forget", undo: "Undo", forgotten: "Forgotten.", restored: "Restored.", saved: "Saved.",
@@ -16,7 +16,7 @@ const STRINGS = {
   },
   zh: {
     search: "搜索", recall: "提示词会得到什么", memories: "记忆", health: "状态",
-    query: "搜索记忆", question: "问题", space: "空间", all: "全部空间", since: "从", until: "到",
+    query: "搜索记忆", question: "问题", space: "空间", all: "默认（spaces/ 之外的笔记）", since: "从", until: "到",
     go: "搜索", preview: "显示内容块", why: "排序原因", none: "没有找到。", tier: "层级",
     block: "内容块", empty: "不会向提示词添加任何内容。", edit: "编辑", save: "保存", cancel: "取消",
     forget: "遗忘", undo: "撤销", forgotten: "已遗忘。", restored: "已恢复。", saved: "已保存。",
@@ -73,6 +73,7 @@ function field(label, input, grow) {
 function spaceSelect(id) {
   const select = el("select", { id }, el("option", { value: "", text: t("all") }));
   for (const s of state.spaces) select.append(el("option", { value: s.name, text: `${s.name} (${s.total_memories})` }));
+  if (state.spaces.length) select.value = state.spaces[0].name; // mem0 clients and chats write into named spaces
   return select;
 }
 
