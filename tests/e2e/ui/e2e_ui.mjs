@@ -85,6 +85,8 @@ try {
     await page.goto(link());
     await page.waitForSelector('nav button');
     check(page.url() === `${MDMEM_URL}/ui/`, 'the login link lands on /ui/ (the code is not left in the address)');
+    const paint = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
+    console.log(`first contentful paint: ${Math.round(paint)} ms (login link to painted page, loopback)`);
 
     // search, with each hit's signals on demand
     await page.type('#q', 'Pepper dog');
