@@ -83,8 +83,14 @@ def test_without_the_cookie_the_api_is_refused_and_with_it_reads_work(server):
     assert raw(server, "GET", "/ui/session")[0] == 401
     assert raw(server, "GET", "/v1/ui/status", headers={"Cookie": f"{ui_auth.COOKIE}=forged"})[0] == 401
     cookie, csrf = session(server)
-    status, _, body = raw(server, "GET", "/v1/ui/status", headers={"Cookie": cookie})
-    assert status == 200 and {"files", "chunks", "pending", "skipped"} <= set(json.loads(body)["stores"]["global"])
+    (server.home / "broken.md").write_bytes(b"valid start \xed\xa0\x80 not text")  # the daemon's watcher skips it
+
+    def health():
+        status, _, body = raw(server, "GET", "/v1/ui/status", headers={"Cookie": cookie})
+        assert status == 200
+        return json.loads(body)["stores"]["global"]
+    assert {"files", "chunks", "pending", "skipped"} <= set(health())
+    assert eventually(lambda: "not UTF-8" in health()["skipped_notes"].get("broken.md", ""), timeout=30)
     assert len(csrf) >= 16
     # the cookie is the page's way in, not a token: it mints no login link and does not speak MCP
     assert raw(server, "POST", "/v1/ui/link", {}, headers={"Cookie": cookie, "X-Mdmem-CSRF": csrf})[0] == 401

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from indexer.daemon import mem0_api as api
 from indexer.errors import InputError
+from indexer.index import sql
 
 DEFAULT_LIMIT = 50
 
 
 def status(mem, _query=None) -> dict:
-    """GET /v1/ui/status: per store, its notes, chunks, vectors, pending and skipped notes (as `mdmem status`)."""
-    return {"stores": mem.status(scope=api.SCOPE)}
+    """GET /v1/ui/status: per store, its notes, chunks, vectors, pending and skipped notes (as `mdmem status`),
+    with each skipped note's reason under "skipped_notes" ({uri: why})."""
+    stores = mem.status(scope=api.SCOPE)
+    for st in mem.stores(api.SCOPE):
+        if st.name in stores:
+            stores[st.name]["skipped_notes"] = {uri: seen[2] for uri, seen in sql.skipped_notes(st.con).items()}
+    return {"stores": stores}
 
 
 def memories(mem, body) -> dict:

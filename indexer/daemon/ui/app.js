@@ -10,7 +10,7 @@ const STRINGS = {
     forget: "Forget", undo: "Undo", forgotten: "Forgotten.", restored: "Restored.", saved: "Saved.",
     history: "History", newText: "New text", date: "date", recalled: "recalled", restated: "restated",
     strength: "strength", score: "score", store: "Store", notes: "Notes", chunks: "Chunks", vectors: "Vectors",
-    pending: "Notes waiting", vectorsPending: "Vectors waiting", skipped: "Skipped notes", lastSync: "Last sync",
+    pending: "Notes waiting", vectorsPending: "Vectors waiting", skipped: "Skipped notes", noneSkipped: "No note was skipped.", lastSync: "Last sync",
     refresh: "Refresh", loading: "Loading…", views: "Views",
     login: "This page needs a login: run `mdmem ui` in a terminal, it opens a fresh link.",
   },
@@ -22,7 +22,7 @@ const STRINGS = {
     forget: "遗忘", undo: "撤销", forgotten: "已遗忘。", restored: "已恢复。", saved: "已保存。",
     history: "历史", newText: "新文本", date: "日期", recalled: "被召回", restated: "被重述",
     strength: "强度", score: "得分", store: "存储", notes: "笔记", chunks: "片段", vectors: "向量",
-    pending: "待索引笔记", vectorsPending: "待生成向量", skipped: "跳过的笔记", lastSync: "上次同步",
+    pending: "待索引笔记", vectorsPending: "待生成向量", skipped: "跳过的笔记", noneSkipped: "没有跳过任何笔记。", lastSync: "上次同步",
     refresh: "刷新", loading: "加载中…", views: "视图",
     login: "此页面需要登录：在终端运行 `mdmem ui`，它会打开新的登录链接。",
   },
@@ -189,6 +189,7 @@ function memoryItem(m, reload) {
 
 function healthView(root) {
   const body = el("tbody");
+  const skipped = el("ul");
   const cols = ["files", "chunks", "vectors", "vectors_pending", "pending", "skipped", "last_sync"];
   const heads = [t("store"), t("notes"), t("chunks"), t("vectors"), t("vectorsPending"), t("pending"),
     t("skipped"), t("lastSync")];
@@ -196,17 +197,21 @@ function healthView(root) {
     const got = await api("GET", "/v1/ui/status");
     body.replaceChildren(...Object.entries(got.stores).map(([name, s]) =>
       el("tr", {}, el("th", { scope: "row", text: name }), ...cols.map((c) => el("td", { text: String(s[c] ?? "") })))));
+    const why = Object.entries(got.stores).flatMap(([name, s]) =>
+      Object.entries(s.skipped_notes || {}).map(([uri, reason]) => el("li", { text: `${name}: ${reason.includes(uri) ? reason : `${uri}: ${reason}`}` })));
+    skipped.replaceChildren(...(why.length ? why : [el("li", { text: t("noneSkipped") })]));
   };
-  root.append(el("table", {}, el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", { scope: "col", text: h })))),
-    body));
+  root.append(el("div", { class: "scroll" }, el("table", {}, el("thead", {}, el("tr", {},
+    ...heads.map((h) => el("th", { scope: "col", text: h })))), body)), el("h2", { text: t("skipped") }), skipped);
   run(load)();
   state.timer = setInterval(() => { if (!document.hidden) run(load)(); }, REFRESH_MS);
 }
 
 const RENDER = { search: searchView, recall: recallView, memories: memoriesView, health: healthView };
 
-function show(view) {
+async function show(view) {
   clearInterval(state.timer);
+  state.spaces = (await api("GET", "/v1/entities/")).results; // a space a chat made meanwhile is offered too
   state.view = view;
   for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
   const root = document.getElementById("view");
@@ -220,12 +225,11 @@ async function start() {
   const answer = await fetch("/ui/session", { credentials: "same-origin" });
   if (!answer.ok) return showLogin();
   state.csrf = (await answer.json()).csrf;
-  state.spaces = (await api("GET", "/v1/entities/")).results;
   const tabs = document.getElementById("tabs");
   tabs.setAttribute("aria-label", t("views"));
   tabs.replaceChildren(...VIEWS.map((v) => el("button", { type: "button", "data-view": v, text: t(v),
-    onclick: () => show(v) })));
-  show(state.view);
+    onclick: run(() => show(v)) })));
+  await show(state.view);
 }
 
 start().catch((err) => notice(err.message));

@@ -83,7 +83,7 @@ try {
     page = await browser.newPage();
     await page.setViewport({ width: 360, height: 740 });
     await page.goto(link());
-    await page.waitForSelector('nav button');
+    await page.waitForSelector('#q');
     check(page.url() === `${MDMEM_URL}/ui/`, 'the login link lands on /ui/ (the code is not left in the address)');
     const paint = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
     console.log(`first contentful paint: ${Math.round(paint)} ms (login link to painted page, loopback)`);
@@ -99,6 +99,7 @@ try {
 
     // what the prompt would get
     await tab(page, 'What the prompt gets');
+    await page.waitForSelector('#r-q');
     await page.type('#r-q', "what is Erin's dog called");
     await page.select('#r-space', 'erin');
     await page.keyboard.press('Enter');
@@ -107,6 +108,7 @@ try {
 
     // memories: spaces, hostile text as text
     await tab(page, 'Memories');
+    await page.waitForSelector('#m-space');
     await page.select('#m-space', 'frank');
     await itemWith(page, 'old maps');
     check(!(await texts(page, 'ol.items .text')).some(t => t.includes('Pepper')), 'switching space shows only its memories');
@@ -146,6 +148,9 @@ try {
     // health
     await tab(page, 'Health');
     await until('health lists the global store', 20, async () => (await texts(page, 'tbody th')).includes('global'));
+    fs.writeFileSync(path.join(MDMEM_HOME, 'broken.md'), Buffer.from([0x61, 0xed, 0xa0, 0x80]));
+    await until('health names a skipped note and why', 20, async () => (await texts(page, '#view li')).some(t => t.includes('broken.md') && t.includes('UTF-8')));
+    check(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'health fits 360 px (its table scrolls in its box)');
     await shot(page, 'health');
 
     // Chinese, following the browser's language
