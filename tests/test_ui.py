@@ -60,7 +60,7 @@ def test_the_login_link_works_once_and_sets_a_strict_http_only_cookie(server):
     status, headers, _ = raw(server, "GET", path)
     assert status == 303 and headers["location"] == "/ui/"
     cookie = headers["set-cookie"].lower()
-    assert cookie.startswith(ui_auth.COOKIE + "=") and "httponly" in cookie and "samesite=strict" in cookie
+    assert cookie.startswith(f"{ui_auth.COOKIE}_{server.port}=") and "httponly" in cookie and "samesite=strict" in cookie
     assert "path=/" in cookie
     status, headers, body = raw(server, "GET", path)  # the same link again: spent
     assert status == 401 and "set-cookie" not in headers and b"mdmem ui" in body
@@ -81,7 +81,7 @@ def test_a_code_expires_and_a_session_is_kept_in_memory_only():
 def test_without_the_cookie_the_api_is_refused_and_with_it_reads_work(server):
     assert raw(server, "GET", "/v1/ui/status")[0] == 401
     assert raw(server, "GET", "/ui/session")[0] == 401
-    assert raw(server, "GET", "/v1/ui/status", headers={"Cookie": f"{ui_auth.COOKIE}=forged"})[0] == 401
+    assert raw(server, "GET", "/v1/ui/status", headers={"Cookie": f"{ui_auth.COOKIE}_{server.port}=forged"})[0] == 401
     cookie, csrf = session(server)
     (server.home / "broken.md").write_bytes(b"valid start \xed\xa0\x80 not text")  # the daemon's watcher skips it
 

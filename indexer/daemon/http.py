@@ -142,12 +142,12 @@ def ui_routes() -> list[Route]:
             return Response("This login link is spent or expired; run `mdmem ui` for a new one.\n", 401,
                             media_type="text/plain", headers=ui_auth.PAGE_HEADERS)
         page = RedirectResponse("/ui/", 303, headers=ui_auth.PAGE_HEADERS)
-        page.set_cookie(ui_auth.COOKIE, secret, max_age=int(ui_auth.SESSION_TTL_S), path="/", httponly=True,
+        page.set_cookie(ui_auth.cookie_name(request.headers.get("host")), secret, max_age=int(ui_auth.SESSION_TTL_S), path="/", httponly=True,
                         samesite="strict")
         return page
 
     async def session(request: Request):
-        return JSONResponse({"csrf": request.app.state.ui.csrf(request.headers.get("cookie"))},
+        return JSONResponse({"csrf": request.app.state.ui.csrf(request.headers)},
                             headers={"Cache-Control": "no-store"})
 
     async def asset(request: Request):

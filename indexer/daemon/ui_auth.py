@@ -9,7 +9,7 @@ import time
 
 CODE_TTL_S = 60.0  # `mdmem ui` opens the link at once; a code left in a terminal's scrollback soon stops working
 SESSION_TTL_S = 12 * 3600.0
-COOKIE = "mdmem_ui"
+COOKIE = "mdmem_ui"  # + the port: cookies ignore ports, and two daemons (two homes) must not overwrite each other's
 CSRF_HEADER = "x-mdmem-csrf"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 LOGIN_PATH = "/ui/login"
@@ -51,9 +51,9 @@ class UiSessions:
             self._sessions[secret] = (secrets.token_urlsafe(24), self._clock() + SESSION_TTL_S)
             return secret
 
-    def csrf(self, cookie_header: str | None) -> str | None:
-        """The CSRF value of the session the Cookie header names (None: no live session)."""
-        secret = cookie_value(cookie_header, COOKIE)
+    def csrf(self, headers: dict) -> str | None:
+        """The CSRF value of the session the request's cookie names (None: no live session)."""
+        secret = cookie_value(headers.get("cookie"), cookie_name(headers.get("host")))
         with self._lock:
             self._drop_expired()
             held = self._sessions.get(secret) if secret else None
@@ -63,7 +63,7 @@ class UiSessions:
         """None when the request's session cookie lets it in; else the refusal (status, why)."""
         if path.startswith(TOKEN_ONLY_PREFIXES):
             return 401, "missing or wrong token; send Authorization: Bearer <the token from `mdmem token`>"
-        csrf = self.csrf(headers.get("cookie"))
+        csrf = self.csrf(headers)
         if csrf is None:
             return 401, ("missing or wrong token; send Authorization: Bearer <the token from `mdmem token`>, "
                          "or open the memory browser with `mdmem ui`")
@@ -77,6 +77,12 @@ class UiSessions:
         for table in (self._codes, self._sessions):
             for key in [k for k, v in table.items() if (v if isinstance(v, float) else v[1]) <= now]:
                 del table[key]
+
+
+def cookie_name(host: str | None) -> str:
+    """The session cookie's name for the server the Host header names (checked by the guard before)."""
+    port = (host or "").rpartition(":")[2]
+    return f"{COOKIE}_{port}" if port.isdigit() else COOKIE
 
 
 def cookie_value(header: str | None, name: str) -> str | None:
