@@ -137,14 +137,19 @@ function recallView(root) {
 function memoriesView(root) {
   const space = spaceSelect("m-space");
   const list = el("ol", { class: "items" });
-  const load = async () => {
-    if (list.querySelector("textarea")) return; // an edit in progress is never replaced under the user's hands
+  let shown = "";
+  const load = async (force) => {
+    // an open edit or history is never replaced under the user's hands, nor an unchanged list (focus stays put)
+    if (force !== true && list.querySelector(".extra:not(:empty)")) return;
     const got = await api("POST", "/v1/ui/memories", { space: space.value, limit: 100 });
+    const now = JSON.stringify([space.value, got.results]);
+    if (now === shown) return;
+    shown = now;
     list.replaceChildren(...got.results.map((m) => memoryItem(m, load)));
     if (!got.results.length) list.append(el("li", { text: t("none") }));
   };
-  space.addEventListener("change", run(load));
-  root.append(el("form", { onsubmit: run(load) }, field(t("space"), space),
+  space.addEventListener("change", run(() => load(true)));
+  root.append(el("form", { onsubmit: run(() => load(true)) }, field(t("space"), space),
     el("button", { type: "submit", text: t("refresh") })), list);
   run(load)();
   state.timer = setInterval(() => { if (!document.hidden) run(load)(); }, REFRESH_MS);
@@ -154,7 +159,7 @@ function memoryItem(m, reload) {
   const item = el("li", {}, el("p", { class: "text", text: m.text }),
     meta([where(m), m.space, `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
       `${t("restated")} ${m.reinforcement}`, `${t("strength")} ${Number(m.strength).toFixed(2)}`]));
-  const extra = el("div");
+  const extra = el("div", { class: "extra" });
   const edit = async () => {
     const now = await api("GET", `/v1/memories/${m.id}/`);
     const box = el("textarea", { id: `edit-${m.id}` });
@@ -162,7 +167,7 @@ function memoryItem(m, reload) {
     extra.replaceChildren(field(t("newText"), box, true), el("div", { class: "actions" },
       el("button", { type: "button", text: t("save"), onclick: run(async () => {
         await api("PUT", `/v1/memories/${m.id}/`, { text: box.value });
-        extra.replaceChildren(); notice(t("saved")); await reload();
+        extra.replaceChildren(); notice(t("saved")); await reload(true);
       }) }),
       el("button", { type: "button", text: t("cancel"), onclick: () => extra.replaceChildren() })));
     box.focus();
@@ -171,11 +176,12 @@ function memoryItem(m, reload) {
     await api("DELETE", `/v1/memories/${m.id}/`);
     notice(t("forgotten") + " ", el("button", { type: "button", text: t("undo"), onclick: run(async () => {
       await api("POST", `/v1/memories/${m.id}/restore/`, {});
-      notice(t("restored")); await reload();
+      notice(t("restored")); await reload(true);
     }) }));
-    await reload();
+    await reload(true);
   };
   const history = async () => {
+    if (extra.childElementCount) return extra.replaceChildren(); // pressed again: closed, and refreshing resumes
     const events = await api("GET", `/v1/memories/${m.id}/history/`);
     extra.replaceChildren(el("ol", {}, ...events.map((e) => el("li", {
       text: [e.created_at, e.event, e.old_memory, e.new_memory].filter(Boolean).join(" · ") }))));
