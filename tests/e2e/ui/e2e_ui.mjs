@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { check, until } from '../checks.mjs';
 
 const require = createRequire(path.join(process.env.DRIVER, 'package.json'));
 const puppeteer = require('puppeteer-core');
@@ -13,20 +14,6 @@ const EDITED = "Erin's dog is called Pepper and is eight";
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 const BY_HAND = 'Erin planted tulips by the gate';
 
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
-function check(ok, what) {
-    if (!ok) throw new Error(`FAILED: ${what}`);
-    console.log(`ok: ${what}`);
-}
-async function until(what, seconds, probe) {
-    const end = Date.now() + seconds * 1000;
-    for (;;) {
-        const value = await probe();
-        if (value) return value;
-        if (Date.now() > end) throw new Error(`FAILED: ${what} (waited ${seconds} s)`);
-        await sleep(200);
-    }
-}
 const notes = () => fs.readdirSync(path.join(MDMEM_HOME, 'spaces'), { recursive: true })
     .filter(f => f.endsWith('.md')).map(f => path.join(MDMEM_HOME, 'spaces', f));
 const allNotes = () => notes().map(f => fs.readFileSync(f, 'utf8')).join('\n');

@@ -5,19 +5,10 @@ set -eu
 cd "$(dirname "$0")/../../.."
 ROOT=$(pwd)
 CACHE=$ROOT/tests/e2e/.cache
-LOCK=tests/e2e/sillytavern  # the same pinned puppeteer-core as the SillyTavern suite
 PY=${PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || { echo "no Python at $PY: run make venv first (or set PYTHON)"; exit 1; }
 command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm are needed: apt-get install -y nodejs npm"; exit 1; }
-if ! command -v chromium >/dev/null; then
-  [ "$(id -u)" = 0 ] || { echo "chromium is missing: sudo apt-get install -y --no-install-recommends chromium fonts-liberation"; exit 1; }
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
-fi
-if ! cmp -s "$LOCK/package-lock.json" "$CACHE/driver/package-lock.json"; then
-  rm -rf "$CACHE/driver" && mkdir -p "$CACHE/driver"
-  cp "$LOCK/package.json" "$LOCK/package-lock.json" "$CACHE/driver/"
-  (cd "$CACHE/driver" && timeout 300 npm ci --no-audit --no-fund --loglevel=error)
-fi
+. tests/e2e/browser.sh
 
 WORK=$(mktemp -d)
 PID=""
