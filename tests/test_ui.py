@@ -60,8 +60,8 @@ def test_the_login_link_works_once_and_sets_a_strict_http_only_cookie(server):
     status, headers, _ = raw(server, "GET", path)
     assert status == 303 and headers["location"] == "/ui/"
     cookie = headers["set-cookie"].lower()
-    assert cookie.startswith(f"{ui_auth.COOKIE}_{server.port}=") and "httponly" in cookie and "samesite=strict" in cookie
-    assert "path=/" in cookie
+    assert cookie.startswith(f"{ui_auth.COOKIE}_{server.port}=")  # cookies ignore ports: each daemon its own
+    assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
     status, headers, body = raw(server, "GET", path)  # the same link again: spent
     assert status == 401 and "set-cookie" not in headers and b"mdmem ui" in body
     status, headers, _ = raw(server, "GET", "/ui/login?code=not-a-code")

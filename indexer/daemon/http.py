@@ -142,8 +142,8 @@ def ui_routes() -> list[Route]:
             return Response("This login link is spent or expired; run `mdmem ui` for a new one.\n", 401,
                             media_type="text/plain", headers=ui_auth.PAGE_HEADERS)
         page = RedirectResponse("/ui/", 303, headers=ui_auth.PAGE_HEADERS)
-        page.set_cookie(ui_auth.cookie_name(request.headers.get("host")), secret, max_age=int(ui_auth.SESSION_TTL_S), path="/", httponly=True,
-                        samesite="strict")
+        page.set_cookie(ui_auth.cookie_name(request.headers.get("host")), secret, max_age=int(ui_auth.SESSION_TTL_S),
+                        path="/", httponly=True, samesite="strict")
         return page
 
     async def session(request: Request):
