@@ -69,13 +69,20 @@ def test_the_login_link_works_once_and_sets_a_strict_http_only_cookie(server):
     assert raw(server, "GET", "/ui/login")[0] == 401
 
 
-def test_a_code_expires_and_a_session_is_kept_in_memory_only():
+def test_codes_and_sessions_expire_and_live_in_memory_only():
     now = [1000.0]
     sessions = ui_auth.UiSessions(clock=lambda: now[0])
-    late, fresh = sessions.new_code(), sessions.new_code()
+    late = sessions.new_code()
     now[0] += ui_auth.CODE_TTL_S + 1
     assert sessions.redeem(late) is None
+    fresh = sessions.new_code()
     assert ui_auth.UiSessions().redeem(fresh) is None  # another daemon (a restart) knows no code of this one
+    secret = sessions.redeem(fresh)
+    page = {"host": "127.0.0.1:8765", "cookie": f"other=1; {ui_auth.COOKIE}_8765={secret}"}
+    assert sessions.csrf(page) and sessions.admit("GET", "/v1/ui/status", page) is None
+    assert sessions.csrf({**page, "host": "127.0.0.1:9000"}) is None  # another port's daemon reads its own cookie
+    now[0] += ui_auth.SESSION_TTL_S + 1
+    assert sessions.csrf(page) is None and sessions.admit("GET", "/v1/ui/status", page)[0] == 401
 
 
 def test_without_the_cookie_the_api_is_refused_and_with_it_reads_work(server):
