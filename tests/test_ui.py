@@ -159,8 +159,15 @@ def test_edit_forget_and_undo_from_the_page_change_the_note(server):
     assert "Tofu" not in note.read_text()
     assert raw(server, "POST", f"/v1/memories/{rid}/restore/", {}, headers=page)[0] == 200
     assert "Tofu" in note.read_text()
-    status, _, body = raw(server, "POST", "/v1/ui/search", {"query": "Dana cat", "space": "dana"}, headers=page)
-    assert status == 200 and "explain" in json.loads(body)["results"][0]
+    for _ in range(2):
+        status, _, body = raw(server, "POST", "/v1/ui/search", {"query": "Dana cat", "space": "dana"}, headers=page)
+        assert status == 200 and "explain" in json.loads(body)["results"][0]
+    # an agent's search counts as an access; the page's two above do not (the writer applies them in order)
+    assert server.call("POST", "/search", {"query": "Dana cat", "filters": {"user_id": "dana"}})[0] == 200
+
+    def recalled():
+        return server.call("POST", "/v1/ui/memories", {"space": "dana"})[1]["results"][0]["access_count"]
+    assert eventually(lambda: recalled() > 0, timeout=30) and recalled() == 1
 
 
 def test_mdmem_ui_prints_a_link_that_logs_in(server):

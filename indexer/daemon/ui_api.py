@@ -29,13 +29,15 @@ def memories(mem, body) -> dict:
 
 
 def search(mem, body) -> dict:
-    """POST /v1/ui/search: hybrid search (time words read) in one space or all, each hit with its signals."""
+    """POST /v1/ui/search: hybrid search (time words read) in one space, each hit with its signals; it counts as
+    no access (recalled counts and strength are left as they were)."""
     body = api.body_object(body, '{"query": "tea", "space": "alice", "since": "2026-01-01"}')
     query = body.get("query")
     if not isinstance(query, str) or not query.strip():
         raise InputError('query must be a non-empty string, e.g. {"query": "tea"}')
     limit = api.top_k(body.get("limit"), api.DEFAULT_TOP_K, name="limit", most=api.MAX_TOP_K)
-    hits = mem.search(query, scope=api.SCOPE, limit=limit, explain=True, space=_text(body, "space"),
+    # bump=False: a person looking (as they type) is not an agent recalling; strength stays the agents' to move
+    hits = mem.search(query, scope=api.SCOPE, limit=limit, explain=True, bump=False, space=_text(body, "space"),
                       since=_text(body, "since"), until=_text(body, "until"))
     return {"results": [h.to_dict(explain=True) for h in hits]}
 

@@ -31,6 +31,7 @@ const LANG = (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" 
 const t = (key) => STRINGS[LANG][key] || STRINGS.en[key];
 const VIEWS = ["search", "recall", "memories", "health"];
 const REFRESH_MS = 3000; // a note saved in an editor shows up without a reload
+const TYPING_MS = 150; // results follow typing once it pauses this long
 const state = { csrf: null, view: "search", timer: null, spaces: [] };
 
 function el(tag, props = {}, ...children) {
@@ -99,12 +100,19 @@ function searchView(root) {
   const since = el("input", { type: "date", id: "q-since" });
   const until = el("input", { type: "date", id: "q-until" });
   const list = el("ol", { class: "items", "aria-live": "polite" });
-  const form = el("form", { role: "search", onsubmit: run(async () => {
+  let asked = 0;
+  const find = async () => {
+    if (!query.value.trim()) return;
+    const mine = ++asked;
     const found = await api("POST", "/v1/ui/search", { query: query.value, space: space.value,
       since: since.value, until: until.value });
+    if (mine !== asked) return; // an answer to an older keystroke never replaces a newer one
     list.replaceChildren(...found.results.map(hitItem));
     if (!found.results.length) list.append(el("li", { text: t("none") }));
-  }) }, field(t("query"), query, true), field(t("space"), space), field(t("since"), since),
+  };
+  let pause = null;
+  query.addEventListener("input", () => { clearTimeout(pause); pause = setTimeout(run(find), TYPING_MS); });
+  const form = el("form", { role: "search", onsubmit: run(find) }, field(t("query"), query, true), field(t("space"), space), field(t("since"), since),
   field(t("until"), until), el("button", { type: "submit", text: t("go") }));
   root.append(form, list);
   query.focus();
