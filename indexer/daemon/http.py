@@ -6,18 +6,19 @@ import contextlib
 import json
 import socket
 import threading
+from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 
 from indexer import log
 from indexer.daemon import http_guard as guard
-from indexer.daemon import mem0_api, mem0_platform, recall_api
+from indexer.daemon import mem0_api, mem0_platform, recall_api, ui_api, ui_auth
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
@@ -114,6 +115,10 @@ MEM0_ROUTES = [
     ("/v2/entities/{kind}/{name}", ["DELETE"], mem0_platform.delete_entity, {"params": ("kind", "name")}),
     # mdmem's own: the recall block every client injects (SillyTavern's extension, OpenClaw's plugin)
     ("/v1/recall", ["POST"], recall_api.recall, {"body": True}),
+    # what the memory browser (/ui/) reads beside the routes above
+    ("/v1/ui/status", ["GET"], ui_api.status, {}),
+    ("/v1/ui/memories", ["POST"], ui_api.memories, {"body": True}),
+    ("/v1/ui/search", ["POST"], ui_api.search, {"body": True}),
 ]
 
 
@@ -122,12 +127,50 @@ def mem0_routes() -> list[Route]:
             for path, methods, handler, takes in MEM0_ROUTES for slash in ("", "/")]
 
 
+def ui_routes() -> list[Route]:
+    """The memory browser: its files, the one-time login link `mdmem ui` asks for, and the page's session."""
+    folder = Path(__file__).parent / "ui"
+
+    async def link(request: Request):
+        code = request.app.state.ui.new_code()
+        return JSONResponse({"url": f"http://{request.headers['host']}{ui_auth.LOGIN_PATH}?code={code}",
+                             "expires_in": int(ui_auth.CODE_TTL_S)})
+
+    async def login(request: Request):
+        secret = request.app.state.ui.redeem(request.query_params.get("code"))
+        if secret is None:
+            return Response("This login link is spent or expired; run `mdmem ui` for a new one.\n", 401,
+                            media_type="text/plain", headers=ui_auth.PAGE_HEADERS)
+        page = RedirectResponse("/ui/", 303, headers=ui_auth.PAGE_HEADERS)
+        page.set_cookie(ui_auth.cookie_name(request.headers.get("host")), secret, max_age=int(ui_auth.SESSION_TTL_S),
+                        path="/", httponly=True, samesite="strict")
+        return page
+
+    async def session(request: Request):
+        return JSONResponse({"csrf": request.app.state.ui.csrf(request.headers)},
+                            headers={"Cache-Control": "no-store"})
+
+    async def asset(request: Request):
+        name = request.path_params.get("name") or "index.html"
+        if name not in ui_auth.ASSETS:
+            raise HTTPException(404)
+        return Response((folder / name).read_bytes(), media_type=ui_auth.ASSETS[name], headers=ui_auth.PAGE_HEADERS)
+
+    return [Route("/v1/ui/link", link, methods=["POST"]), Route("/v1/ui/link/", link, methods=["POST"]),
+            Route(ui_auth.LOGIN_PATH, login, methods=["GET"]), Route("/ui/session", session, methods=["GET"]),
+            Route("/", lambda _r: RedirectResponse("/ui/", 303), methods=["GET"]),
+            Route("/ui", lambda _r: RedirectResponse("/ui/", 303), methods=["GET"]),
+            Route("/ui/", asset, methods=["GET"]), Route("/ui/{name}", asset, methods=["GET"])]
+
+
 class Guard:
     """ASGI middleware: loopback peer, Host and Origin (DNS rebinding), bearer token, body size; CORS for the
     pages `--allow-origin` names."""
 
-    def __init__(self, app, token: str, allowed: frozenset[str], max_body: int, pages: frozenset[str] = frozenset()):
+    def __init__(self, app, token: str, allowed: frozenset[str], max_body: int, pages: frozenset[str] = frozenset(),
+                 ui: ui_auth.UiSessions | None = None):
         self.app, self.token, self.allowed, self.max_body, self.pages = app, token, allowed, max_body, pages
+        self.ui = ui or ui_auth.UiSessions()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -169,8 +212,10 @@ class Guard:
             return _refuse(403, f"Origin {headers.get('origin')!r} may not call mdmem; let that page in with "
                                 f"`mdmem serve --http ... --allow-origin {headers.get('origin')}`")
         presented = guard.presented_token(headers.get("authorization"), headers.get("x-api-key"))
-        if not guard.token_ok(presented, self.token):
-            return _refuse(401, "missing or wrong token; send Authorization: Bearer <the token from `mdmem token`>")
+        if not guard.token_ok(presented, self.token) and not ui_auth.is_public(scope["path"]):
+            refused = self.ui.admit(scope["method"], scope["path"], headers)  # the memory browser's cookie
+            if refused is not None:
+                return _refuse(*refused)
         length = headers.get("content-length", "0")
         if not length.isdigit() or int(length) > self.max_body:
             return _refuse(413, self._too_large())
@@ -198,7 +243,7 @@ def build_app(lend, token: str, allowed: frozenset[str], mcp_server=None, max_bo
               pages: frozenset[str] = frozenset()):
     """The Starlette app: mem0's paths, MCP at /mcp when a server is given, everything behind Guard. `lend()`
     gives a Memory for one call (`with lend() as mem:`)."""
-    routes = mem0_routes()
+    routes = mem0_routes() + ui_routes()
     mcp_app = None
     if mcp_server is not None:
         mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", max_request_body_size=max_body)
@@ -216,7 +261,8 @@ def build_app(lend, token: str, allowed: frozenset[str], mcp_server=None, max_bo
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _http_error, 405: _http_error})
     app.state.lend = lend
-    app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body, pages=pages)
+    app.state.ui = ui_auth.UiSessions()
+    app.add_middleware(Guard, token=token, allowed=allowed, max_body=max_body, pages=pages, ui=app.state.ui)
     return app
 
 

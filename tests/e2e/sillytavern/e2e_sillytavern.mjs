@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
+import { check, sleep, until } from '../checks.mjs';
 
 const require = createRequire(path.join(process.env.DRIVER, 'package.json'));
 const puppeteer = require('puppeteer-core');
@@ -13,20 +14,6 @@ const HEADER = 'Relevant long-term memory:';
 const FACT = 'My sister Alice lives in Lisbon and keeps bees on her roof.';
 const FACT_ZH = '我的表哥小明在杭州开了一家茶馆。';
 
-const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
-function check(ok, what) {
-    if (!ok) throw new Error(`FAILED: ${what}`);
-    console.log(`ok: ${what}`);
-}
-async function until(what, seconds, probe) {
-    const end = Date.now() + seconds * 1000;
-    for (;;) {
-        const value = await probe();
-        if (value) return value;
-        if (Date.now() > end) throw new Error(`FAILED: ${what} (waited ${seconds} s)`);
-        await sleep(200);
-    }
-}
 function notes(dir) {
     if (!fs.existsSync(dir)) return '';
     return fs.readdirSync(dir, { recursive: true }).filter(f => f.endsWith('.md'))

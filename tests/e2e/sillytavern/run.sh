@@ -35,18 +35,8 @@ if [ "$(cat "$ST/.mdmem-ready" 2>/dev/null)" != "$SHA256" ]; then
   echo "$SHA256" > "$ST/.mdmem-ready"
 fi
 
-# Chromium from Debian (root installs it; otherwise say how)
-if ! command -v chromium >/dev/null; then
-  [ "$(id -u)" = 0 ] || { echo "chromium is missing: sudo apt-get install -y --no-install-recommends chromium fonts-liberation"; exit 1; }
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
-fi
-
-# the browser driver (puppeteer-core, pinned by the lock file), reinstalled only when the lock changes
-if ! cmp -s "$HERE/package-lock.json" "$CACHE/driver/package-lock.json"; then
-  rm -rf "$CACHE/driver" && mkdir -p "$CACHE/driver"
-  cp "$HERE/package.json" "$HERE/package-lock.json" "$CACHE/driver/"
-  (cd "$CACHE/driver" && timeout 300 npm ci --no-audit --no-fund --loglevel=error)
-fi
+# Chromium from Debian (root installs it; otherwise say how) and the browser driver, reinstalled when the lock changes
+. tests/e2e/browser.sh
 
 node --test --test-reporter=dot "$HERE/e2e_memory.mjs"  # the extension's choices, without a browser
 

@@ -1,0 +1,249 @@
+// mdmem's memory browser: vanilla JS, no build step, no CDN; every text is put in as text (textContent), never HTML.
+"use strict";
+
+const STRINGS = {
+  en: {
+    search: "Search", recall: "What the prompt gets", memories: "Memories", health: "Health",
+    query: "Search memories", question: "Question", space: "Space", all: "Default (notes outside spaces/)", since: "From", until: "To",
+    go: "Search", preview: "Show the block", why: "Why it ranked", none: "Nothing found.", tier: "Tier",
+    block: "The block", empty: "Nothing would be added to the prompt.", edit: "Edit", save: "Save", cancel: "Cancel",
+    forget: "Forget", undo: "Undo", forgotten: "Forgotten.", restored: "Restored.", saved: "Saved.",
+    history: "History", newText: "New text", date: "date", recalled: "recalled", restated: "restated",
+    strength: "strength", score: "score", store: "Store", notes: "Notes", chunks: "Chunks", vectors: "Vectors",
+    pending: "Notes waiting", vectorsPending: "Vectors waiting", skipped: "Skipped notes", noneSkipped: "No note was skipped.", lastSync: "Last sync",
+    refresh: "Refresh", loading: "Loading…", views: "Views",
+    login: "This page needs a login: run `mdmem ui` in a terminal, it opens a fresh link.",
+  },
+  zh: {
+    search: "搜索", recall: "提示词会得到什么", memories: "记忆", health: "状态",
+    query: "搜索记忆", question: "问题", space: "空间", all: "默认（spaces/ 之外的笔记）", since: "从", until: "到",
+    go: "搜索", preview: "显示内容块", why: "排序原因", none: "没有找到。", tier: "层级",
+    block: "内容块", empty: "不会向提示词添加任何内容。", edit: "编辑", save: "保存", cancel: "取消",
+    forget: "遗忘", undo: "撤销", forgotten: "已遗忘。", restored: "已恢复。", saved: "已保存。",
+    history: "历史", newText: "新文本", date: "日期", recalled: "被召回", restated: "被重述",
+    strength: "强度", score: "得分", store: "存储", notes: "笔记", chunks: "片段", vectors: "向量",
+    pending: "待索引笔记", vectorsPending: "待生成向量", skipped: "跳过的笔记", noneSkipped: "没有跳过任何笔记。", lastSync: "上次同步",
+    refresh: "刷新", loading: "加载中…", views: "视图",
+    login: "此页面需要登录：在终端运行 `mdmem ui`，它会打开新的登录链接。",
+  },
+};
+const LANG = (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+const t = (key) => STRINGS[LANG][key] || STRINGS.en[key];
+const VIEWS = ["search", "recall", "memories", "health"];
+const REFRESH_MS = 3000; // a note saved in an editor shows up without a reload
+const TYPING_MS = 150; // results follow typing once it pauses this long
+const state = { csrf: null, view: "search", timer: null, spaces: [] };
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+function notice(text, ...extra) {
+  const box = document.getElementById("notice");
+  box.replaceChildren(text, ...extra);
+}
+
+async function api(method, path, body) {
+  const headers = { "Content-Type": "application/json" };
+  if (state.csrf) headers["X-Mdmem-CSRF"] = state.csrf;
+  const answer = await fetch(path, { method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await answer.json().catch(() => ({}));
+  if (answer.status === 401) { showLogin(); throw new Error(t("login")); }
+  if (!answer.ok) throw new Error(data.detail || String(answer.status));
+  return data;
+}
+
+function showLogin() {
+  clearInterval(state.timer);
+  document.getElementById("tabs").replaceChildren();
+  document.getElementById("view").replaceChildren(el("p", { text: t("login") }));
+}
+
+function field(label, input, grow) {
+  return el("label", grow ? { class: "grow" } : {}, label, input);
+}
+
+function spaceSelect(id) {
+  const select = el("select", { id }, el("option", { value: "", text: t("all") }));
+  for (const s of state.spaces) select.append(el("option", { value: s.name, text: `${s.name} (${s.total_memories})` }));
+  if (state.spaces.length) select.value = state.spaces[0].name; // mem0 clients and chats write into named spaces
+  return select;
+}
+
+function meta(parts) {
+  return el("p", { class: "meta", text: parts.filter(Boolean).join(" · ") });
+}
+
+function where(m) {
+  return `${m.uri}:${m.start_line}-${m.end_line}`;
+}
+
+function run(task) {
+  return (event) => {
+    if (event) event.preventDefault();
+    task().catch((err) => notice(err.message));
+  };
+}
+
+// -- views -------------------------------------------------------------------------------------------
+function searchView(root) {
+  const query = el("input", { type: "search", id: "q", required: "" });
+  const space = spaceSelect("q-space");
+  const since = el("input", { type: "date", id: "q-since" });
+  const until = el("input", { type: "date", id: "q-until" });
+  const list = el("ol", { class: "items", "aria-live": "polite" });
+  let asked = 0;
+  const find = async () => {
+    if (!query.value.trim()) return;
+    const mine = ++asked;
+    const found = await api("POST", "/v1/ui/search", { query: query.value, space: space.value,
+      since: since.value, until: until.value });
+    if (mine !== asked) return; // an answer to an older keystroke never replaces a newer one
+    list.replaceChildren(...found.results.map(hitItem));
+    if (!found.results.length) list.append(el("li", { text: t("none") }));
+  };
+  let pause = null;
+  query.addEventListener("input", () => { clearTimeout(pause); pause = setTimeout(run(find), TYPING_MS); });
+  const form = el("form", { role: "search", onsubmit: run(find) }, field(t("query"), query, true), field(t("space"), space), field(t("since"), since),
+  field(t("until"), until), el("button", { type: "submit", text: t("go") }));
+  root.append(form, list);
+  query.focus();
+}
+
+function hitItem(hit) {
+  const why = el("pre", { hidden: "" });
+  why.textContent = JSON.stringify(hit.explain || {}, null, 2);
+  const toggle = el("button", { type: "button", "aria-expanded": "false", text: t("why"), onclick: () => {
+    why.hidden = !why.hidden;
+    toggle.setAttribute("aria-expanded", String(!why.hidden));
+  } });
+  return el("li", {}, el("p", { class: "text", text: hit.content }),
+    meta([where(hit), hit.date, `${t("score")} ${hit.score}`, hit.store]), el("div", { class: "actions" }, toggle), why);
+}
+
+function recallView(root) {
+  const question = el("input", { type: "text", id: "r-q", required: "" });
+  const space = spaceSelect("r-space");
+  const out = el("section", { "aria-live": "polite" });
+  root.append(el("form", { onsubmit: run(async () => {
+    const got = await api("POST", "/v1/recall/", { query: question.value, user_id: space.value || undefined });
+    out.replaceChildren(el("p", { text: `${t("tier")}: ${got.tier} · ${(got.memories || []).length}` }),
+      el("h2", { text: t("block") }), el("pre", { text: got.text || t("empty") }));
+  }) }, field(t("question"), question, true), field(t("space"), space),
+  el("button", { type: "submit", text: t("preview") })), out);
+  question.focus();
+}
+
+function memoriesView(root) {
+  const space = spaceSelect("m-space");
+  const list = el("ol", { class: "items" });
+  let shown = "";
+  const load = async (force) => {
+    // an open edit or history is never replaced under the user's hands, nor an unchanged list (focus stays put)
+    if (force !== true && list.querySelector(".extra:not(:empty)")) return;
+    const got = await api("POST", "/v1/ui/memories", { space: space.value, limit: 100 });
+    const now = JSON.stringify([space.value, got.results]);
+    if (now === shown) return;
+    shown = now;
+    list.replaceChildren(...got.results.map((m) => memoryItem(m, load)));
+    if (!got.results.length) list.append(el("li", { text: t("none") }));
+  };
+  space.addEventListener("change", run(() => load(true)));
+  root.append(el("form", { onsubmit: run(() => load(true)) }, field(t("space"), space),
+    el("button", { type: "submit", text: t("refresh") })), list);
+  run(load)();
+  state.timer = setInterval(() => { if (!document.hidden) run(load)(); }, REFRESH_MS);
+}
+
+function memoryItem(m, reload) {
+  const item = el("li", {}, el("p", { class: "text", text: m.text }),
+    meta([where(m), m.space, `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
+      `${t("restated")} ${m.reinforcement}`, `${t("strength")} ${Number(m.strength).toFixed(2)}`]));
+  const extra = el("div", { class: "extra" });
+  const edit = async () => {
+    const now = await api("GET", `/v1/memories/${m.id}/`);
+    const box = el("textarea", { id: `edit-${m.id}` });
+    box.value = now.memory;
+    extra.replaceChildren(field(t("newText"), box, true), el("div", { class: "actions" },
+      el("button", { type: "button", text: t("save"), onclick: run(async () => {
+        await api("PUT", `/v1/memories/${m.id}/`, { text: box.value });
+        extra.replaceChildren(); notice(t("saved")); await reload(true);
+      }) }),
+      el("button", { type: "button", text: t("cancel"), onclick: () => extra.replaceChildren() })));
+    box.focus();
+  };
+  const forget = async () => {
+    await api("DELETE", `/v1/memories/${m.id}/`);
+    notice(t("forgotten") + " ", el("button", { type: "button", text: t("undo"), onclick: run(async () => {
+      await api("POST", `/v1/memories/${m.id}/restore/`, {});
+      notice(t("restored")); await reload(true);
+    }) }));
+    await reload(true);
+  };
+  const history = async () => {
+    if (extra.childElementCount) return extra.replaceChildren(); // pressed again: closed, and refreshing resumes
+    const events = await api("GET", `/v1/memories/${m.id}/history/`);
+    extra.replaceChildren(el("ol", {}, ...events.map((e) => el("li", {
+      text: [e.created_at, e.event, e.old_memory, e.new_memory].filter(Boolean).join(" · ") }))));
+  };
+  item.append(el("div", { class: "actions" },
+    el("button", { type: "button", text: t("edit"), onclick: run(edit) }),
+    el("button", { type: "button", text: t("forget"), onclick: run(forget) }),
+    el("button", { type: "button", text: t("history"), onclick: run(history) })), extra);
+  return item;
+}
+
+function healthView(root) {
+  const body = el("tbody");
+  const skipped = el("ul");
+  const cols = ["files", "chunks", "vectors", "vectors_pending", "pending", "skipped", "last_sync"];
+  const heads = [t("store"), t("notes"), t("chunks"), t("vectors"), t("vectorsPending"), t("pending"),
+    t("skipped"), t("lastSync")];
+  const load = async () => {
+    const got = await api("GET", "/v1/ui/status");
+    body.replaceChildren(...Object.entries(got.stores).map(([name, s]) =>
+      el("tr", {}, el("th", { scope: "row", text: name }), ...cols.map((c) => el("td", { text: String(s[c] ?? "") })))));
+    const why = Object.entries(got.stores).flatMap(([name, s]) =>
+      Object.entries(s.skipped_notes || {}).map(([uri, reason]) => el("li", { text: `${name}: ${reason.includes(uri) ? reason : `${uri}: ${reason}`}` })));
+    skipped.replaceChildren(...(why.length ? why : [el("li", { text: t("noneSkipped") })]));
+  };
+  root.append(el("div", { class: "scroll" }, el("table", {}, el("thead", {}, el("tr", {},
+    ...heads.map((h) => el("th", { scope: "col", text: h })))), body)), el("h2", { text: t("skipped") }), skipped);
+  run(load)();
+  state.timer = setInterval(() => { if (!document.hidden) run(load)(); }, REFRESH_MS);
+}
+
+const RENDER = { search: searchView, recall: recallView, memories: memoriesView, health: healthView };
+
+async function show(view) {
+  clearInterval(state.timer);
+  state.spaces = (await api("GET", "/v1/entities/")).results; // a space a chat made meanwhile is offered too
+  state.view = view;
+  for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
+  const root = document.getElementById("view");
+  root.replaceChildren();
+  notice("");
+  RENDER[view](root);
+}
+
+async function start() {
+  document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  const answer = await fetch("/ui/session", { credentials: "same-origin" });
+  if (!answer.ok) return showLogin();
+  state.csrf = (await answer.json()).csrf;
+  const tabs = document.getElementById("tabs");
+  tabs.setAttribute("aria-label", t("views"));
+  tabs.replaceChildren(...VIEWS.map((v) => el("button", { type: "button", "data-view": v, text: t(v),
+    onclick: run(() => show(v)) })));
+  await show(state.view);
+}
+
+start().catch((err) => notice(err.message));

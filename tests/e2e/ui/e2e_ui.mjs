@@ -1,0 +1,154 @@
+// The memory browser in headless Chromium: every view used as a person would, each effect checked in the Markdown.
+import { createRequire } from 'node:module';
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { check, until } from '../checks.mjs';
+
+const require = createRequire(path.join(process.env.DRIVER, 'package.json'));
+const puppeteer = require('puppeteer-core');
+const { MDMEM_URL, MDMEM_HOME, LOGIN_CMD, FAIL_SHOT, SHOT_DIR } = process.env;
+const TOKEN = fs.readFileSync(path.join(MDMEM_HOME, '.http-token'), 'utf8').trim();
+const FACT = "Erin's dog is called Pepper";
+const EDITED = "Erin's dog is called Pepper and is eight";
+const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+const BY_HAND = 'Erin planted tulips by the gate';
+
+const notes = () => fs.readdirSync(path.join(MDMEM_HOME, 'spaces'), { recursive: true })
+    .filter(f => f.endsWith('.md')).map(f => path.join(MDMEM_HOME, 'spaces', f));
+const allNotes = () => notes().map(f => fs.readFileSync(f, 'utf8')).join('\n');
+async function add(text, space) {
+    const answer = await fetch(`${MDMEM_URL}/memories`, { method: 'POST', headers: {
+        Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: text }], user_id: space }) });
+    check(answer.ok, `added "${text.slice(0, 30)}" to ${space}`);
+}
+const link = () => execSync(LOGIN_CMD, { encoding: 'utf8' }).trim();
+const texts = (page, sel) => page.$$eval(sel, nodes => nodes.map(n => n.textContent));
+async function shot(page, name) {
+    if (SHOT_DIR) await page.screenshot({ path: path.join(SHOT_DIR, `ui-${name}.png`) });
+}
+async function tab(page, label) {
+    const [button] = await page.$$(`xpath/.//nav//button[normalize-space(.)="${label}"]`);
+    await button.click();
+}
+async function itemWith(page, text) {
+    return until(`a memory showing "${text}"`, 20, async () => {
+        for (const li of await page.$$('ol.items > li:has(.text)')) {
+            if ((await li.$eval('.text', n => n.textContent)).includes(text)) return li;
+        }
+        return null;
+    });
+}
+async function press(li, label) {
+    const [button] = await li.$$(`xpath/.//button[normalize-space(.)="${label}"]`);
+    await button.click();
+}
+
+await add(FACT, 'erin');
+await add(HOSTILE, 'erin');
+await add('Frank collects old maps', 'frank');
+
+const browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+let page;
+try {
+    // without a login the page only says how to get one
+    const stranger = await browser.createBrowserContext();
+    const lost = await stranger.newPage();
+    await lost.goto(`${MDMEM_URL}/ui/`);
+    await until('the page without a login names `mdmem ui`', 10, async () => (await lost.$eval('#view', n => n.textContent)).includes('mdmem ui'));
+    check((await lost.$$('nav button')).length === 0, 'no views without a login');
+    const url = link();
+    await lost.goto(url);
+    await until('the login link opens the views', 10, async () => (await lost.$$('nav button')).length === 4);
+    const spent = await (await browser.createBrowserContext()).newPage();
+    await spent.goto(url);
+    check((await spent.content()).includes('spent or expired'), 'the same link a second time is refused');
+    await stranger.close();
+
+    page = await browser.newPage();
+    await page.setViewport({ width: 360, height: 740 });
+    await page.goto(link());
+    await page.waitForSelector('#q');
+    check(page.url() === `${MDMEM_URL}/ui/`, 'the login link lands on /ui/ (the code is not left in the address)');
+    const paint = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
+    console.log(`first contentful paint: ${Math.round(paint)} ms (login link to painted page, loopback)`);
+
+    // search, with each hit's signals on demand
+    await page.select('#q-space', 'erin');
+    await page.type('#q', 'Pepper dog');
+    const hit = await itemWith(page, FACT); // results follow the typing, no Enter needed
+    await press(hit, 'Why it ranked');
+    check((await hit.$eval('pre', n => n.textContent)).includes('{'), 'a hit shows its signals on demand');
+    await shot(page, 'search');
+
+    // what the prompt would get
+    await tab(page, 'What the prompt gets');
+    await page.waitForSelector('#r-q');
+    await page.type('#r-q', "what is Erin's dog called");
+    await page.select('#r-space', 'erin');
+    await page.keyboard.press('Enter');
+    await until('the recall block names Pepper', 20, async () => (await texts(page, '#view pre')).some(t => t.includes('Pepper')));
+    await shot(page, 'recall');
+
+    // memories: spaces, hostile text as text
+    await tab(page, 'Memories');
+    await page.waitForSelector('#m-space');
+    await page.select('#m-space', 'frank');
+    await itemWith(page, 'old maps');
+    check(!(await texts(page, 'ol.items .text')).some(t => t.includes('Pepper')), 'switching space shows only its memories');
+    await page.select('#m-space', 'erin');
+    await itemWith(page, '<script>');
+    check(await page.evaluate(() => window.__pwned === undefined && !document.querySelector('#view img, #view script')),
+        'a memory holding HTML and script is shown as text, nothing runs');
+
+    // edit, history, forget and undo, each seen in the Markdown
+    await press(await itemWith(page, FACT), 'Edit');
+    const box = await page.waitForSelector('textarea');
+    await box.click({ clickCount: 3 });
+    await page.keyboard.down('Control'); await page.keyboard.press('a'); await page.keyboard.up('Control');
+    await page.keyboard.type(EDITED);
+    await press(await page.$('ol.items > li:has(textarea)'), 'Save');
+    await until('the edit reaches the note', 20, async () => allNotes().includes(EDITED));
+    const edited = await itemWith(page, EDITED);
+    await press(edited, 'History');
+    await until('history lists the update', 20, async () => (await edited.$$eval('ol li', n => n.map(x => x.textContent))).some(t => t.includes('UPDATE')));
+    await press(await itemWith(page, EDITED), 'Forget');
+    await until('forget removes the lines from the note', 20, async () => !allNotes().includes(EDITED));
+    await until('the list drops it', 20, async () => !(await texts(page, 'ol.items .text')).some(t => t.includes(EDITED)));
+    const [undo] = await page.$$('xpath/.//*[@id="notice"]//button[normalize-space(.)="Undo"]');
+    await undo.click();
+    await until('undo puts the lines back', 20, async () => allNotes().includes(EDITED));
+    await itemWith(page, EDITED);
+
+    // an editor's save shows up without a reload
+    const note = notes().find(f => fs.readFileSync(f, 'utf8').includes(EDITED));
+    const line = fs.readFileSync(note, 'utf8').split('\n').find(l => l.includes(EDITED));
+    fs.appendFileSync(note, `${line.replace(EDITED, BY_HAND)}\n`);
+    await itemWith(page, BY_HAND);
+    check(true, "a line saved in an editor appears on the page without a reload");
+    check(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'no sideways scrolling at 360 px');
+    await shot(page, 'memories');
+
+    // health
+    await tab(page, 'Health');
+    await until('health lists the global store', 20, async () => (await texts(page, 'tbody th')).includes('global'));
+    fs.writeFileSync(path.join(MDMEM_HOME, 'broken.md'), Buffer.from([0x61, 0xed, 0xa0, 0x80]));
+    await until('health names a skipped note and why', 20, async () => (await texts(page, '#view li')).some(t => t.includes('broken.md') && t.includes('UTF-8')));
+    check(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'health fits 360 px (its table scrolls in its box)');
+    await shot(page, 'health');
+
+    // Chinese, following the browser's language
+    const zh = await browser.newPage();
+    await zh.evaluateOnNewDocument(() => Object.defineProperty(navigator, 'language', { get: () => 'zh-CN' }));
+    await zh.goto(link());
+    await zh.waitForSelector('nav button');
+    check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态', 'the views speak Chinese');
+    console.log('e2e ui: all checks passed');
+} catch (err) {
+    if (page && FAIL_SHOT) await page.screenshot({ path: FAIL_SHOT }).catch(() => {});
+    throw err;
+} finally {
+    await browser.close();
+}
