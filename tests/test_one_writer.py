@@ -103,7 +103,7 @@ def test_every_command_that_asks_the_memory_goes_through_the_daemon_when_one_run
         assert "c.memory(" not in source, f"`{name}` opens the stores itself: call backend(c)"
         (asking if "backend(c)" in source else other).add(name)
     # these open no index: a token, the daemon itself (and starting or stopping it), the checks, the usage log
-    assert other == {"token", "serve", "doctor", "init", "models", "usage", "start", "stop", "restart"}
+    assert other == {"token", "serve", "doctor", "init", "models", "usage", "start", "stop", "restart", "ui"}
     assert {"search", "add", "recall", "index", "rebuild", "import", "mcp", "status"} <= asking
 
 
