@@ -129,13 +129,13 @@ def run(notes: int, outage: float, log_every: float) -> dict:
                     out["hybrid_search_while_down_ms"] = searches_while_down(client, found)
                     sample("down: all indexed")
                 time.sleep(0.5)
-            down_requests = stub.count("/embeddings")
             if "indexed_s" not in out:
                 out["indexed_s"] = None
                 out["indexed_while_down"] = status(client).get("files")
                 found = [i for i in range(notes) if found_by_full_text(client, i)]
                 out["found_by_full_text_while_down"] = len(found)
                 out["hybrid_search_while_down_ms"] = searches_while_down(client, found)
+            down_requests = stub.count("/embeddings")
             out["pending_at_return"] = sample("return")["vectors_pending"]
             out["requests_while_down"] = down_requests
 
