@@ -237,7 +237,10 @@ class SentenceTransformerEmbedder:
         except Exception as exc:  # the library raises many kinds; all mean "cannot load"
             if not local and not download:
                 raise EmbedderError(f"sentence-transformers model {model!r} is not downloaded; run `mdmem index` while online to fetch it, or give a model folder with --st-model") from exc
-            raise EmbedderError(f"cannot load sentence-transformers model {model!r} ({type(exc).__name__}: {exc}); give a local model folder with --st-model") from exc
+            if not local and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+                raise EmbedderError(f"sentence-transformers model {model!r} is not downloaded and HF_HUB_OFFLINE is set; unset it while online to fetch it, or give a model folder with --st-model") from exc
+            why = " ".join(str(exc).split())[:200]  # the library's messages run over several lines
+            raise EmbedderError(f"cannot load sentence-transformers model {model!r} ({type(exc).__name__}: {why}); give a local model folder with --st-model") from exc
         self.device = device
         self.batch = batch
         dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension

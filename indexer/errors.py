@@ -90,7 +90,7 @@ class InputError(MdmemError):
 class ArgumentError(InputError):
     """An argument breaks its rule; worded for any caller, with the flag's name for the command line."""
 
-    POSITIONAL = ("query", "text")  # arguments, not options, on the command line
+    POSITIONAL = ("query", "text", "name")  # arguments, not options, on the command line
 
     def __init__(self, name: str, rule: str | None = None, got=None, example: str = ""):
         if rule is None:  # rebuilt from its message alone (an answer over the socket): keep it whole

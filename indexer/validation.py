@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 from indexer.config import MODES, SCOPES
 from indexer.errors import ArgumentError
@@ -76,6 +78,21 @@ def text(name: str, value, example: str) -> str:
     """Non-empty text (a query, a memory)."""
     if not isinstance(value, str) or not value.strip():
         raise ArgumentError(name, "is empty; give the words", None, example)
+    return value
+
+
+HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def model_name(value) -> str:
+    """A sentence-transformers model folder (made absolute) or a Hugging Face name like org/model."""
+    value = text("name", value, "sentence-transformers/all-MiniLM-L6-v2").strip()
+    path = Path(value).expanduser()
+    if path.is_dir():
+        return str(path.resolve())
+    if path.exists() or value.startswith(("/", ".", "~")) or not HUB_NAME.fullmatch(value):
+        raise ArgumentError("name", "is neither a model folder nor a Hugging Face name; give the folder or a name "
+                            "like org/model", value, "sentence-transformers/all-MiniLM-L6-v2")
     return value
 
 

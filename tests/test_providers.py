@@ -115,6 +115,22 @@ def test_a_provider_that_stays_down_is_unavailable_not_a_wrong_answer(tmp_path, 
     assert server.count() == 2
 
 
+def test_a_provider_found_down_is_tried_once_until_it_answers_again(tmp_path, server, monkeypatch):
+    emb = load_embedder(cfg_for(tmp_path, "openai", server, monkeypatch, embedder_max_retries=3), fallback=False)
+    server.down = True
+    with pytest.raises(ProviderUnavailable):
+        emb.embed_documents(["a"])
+    assert server.count() == 4  # the first time: every try
+    with pytest.raises(ProviderUnavailable):
+        emb.embed_query("b")
+    assert server.count() == 5  # known down: one try, so a save or a question is not held by the backoff
+    server.down = False
+    assert emb.embed_documents(["c"]).shape == (1, 512)
+    server.fail_next.append((503, {}, {}))
+    assert emb.embed_documents(["d"]).shape == (1, 512)  # back up: a passing failure is retried again
+    assert server.count() == 8
+
+
 def test_a_timeout_is_unavailable(tmp_path, server, monkeypatch):
     emb = load_embedder(cfg_for(tmp_path, "ollama", server, monkeypatch, embedder_timeout_s=0.2,
                                 embedder_max_retries=0), fallback=False)

@@ -170,8 +170,12 @@ def _discover_commands() -> None:
     import indexer.cli as package
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
-        for value in list(vars(module).values()):
-            if isinstance(value, click.Command) and value is not cli and value.callback.__module__ == module.__name__:
+        values = list(vars(module).values())
+        # a group's own subcommands (`models pull`) are not commands of their own
+        under = {id(sub) for v in values if isinstance(v, click.Group) for sub in v.commands.values()}
+        for value in values:
+            if isinstance(value, click.Command) and value is not cli and value.callback.__module__ == module.__name__ \
+                    and id(value) not in under:
                 cli.add_command(value)
 
 

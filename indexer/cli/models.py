@@ -12,12 +12,15 @@ from indexer.cli.common import CliContext, pass_ctx
 from indexer.retrieval import timespan
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--no-probe", is_flag=True, help="Do not call the embedder (no model load, no request).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/JSON.md).")
 @pass_ctx
-def models(c: CliContext, no_probe, as_json):
+@click.pass_context
+def models(ctx, c: CliContext, no_probe, as_json):
     """What is configured per role, whether it answers, and what each store's vectors were made with."""
+    if ctx.invoked_subcommand:
+        return
     from indexer.sync.model_report import models as report
     data = report(c.config(), probe=not no_probe)
     if as_json:
@@ -38,6 +41,20 @@ def models(c: CliContext, no_probe, as_json):
     emb = data["roles"]["embedder"]
     if emb["answers"] is False:
         sys.exit(1)
+
+
+@models.command("pull")
+@click.argument("name")
+@pass_ctx
+def models_pull(c: CliContext, name):
+    """Fetch a sentence-transformers model by its Hugging Face name into the cache (a folder is only checked);
+    then use it with `--embedder sentence-transformers --st-model NAME`."""
+    from indexer import validation
+    from indexer.embedder import pull_model
+    name = validation.model_name(name)
+    model_id = pull_model(name, c.config().device)
+    click.echo(f"{name}: ready ({model_id}); use it with `mdmem --embedder sentence-transformers --st-model "
+               f"{name} rebuild`")
 
 
 @click.command()

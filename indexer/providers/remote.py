@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from indexer.config import Config
-from indexer.errors import ProviderError
+from indexer.errors import ProviderError, ProviderUnavailable
 from indexer.providers import usage
 from indexer.providers.http_json import post_json
 
@@ -64,6 +64,10 @@ class RemoteEmbedder:
         self._dim = self.dimensions or dict(KNOWN_DIMS).get(self.model.rsplit("/", 1)[-1].split(":")[0], 0)
         self._usage = usage.UsageLog(cfg.home)
         self._lock = threading.Lock()
+        # a provider that did not answer is tried once, not max_retries + 1 times, until it answers again:
+        # the daemon's filler already retries with backoff, and each full try (7.5 s of backoff against a
+        # 503) held the daemon's writer, so notes saved during an outage waited that long for full text
+        self._down = False
         self._key()  # a missing key is said at load, not at the first note
 
     # --- the Embedder protocol -------------------------------------------------------------------------------
@@ -107,11 +111,17 @@ class RemoteEmbedder:
         ok = False
         tokens = 0
         try:
-            answer = post_json(url, body, headers=headers, timeout_s=self.timeout_s, max_retries=self.max_retries,
-                               provider=self.provider, key_env=self.key_env)
+            answer = post_json(url, body, headers=headers, timeout_s=self.timeout_s,
+                               max_retries=0 if self._down else self.max_retries, provider=self.provider,
+                               key_env=self.key_env)
             vectors, tokens = self.read(answer)
             ok = True
+        except ProviderUnavailable:
+            self._down = True
+            raise
         finally:
+            if ok:
+                self._down = False
             self._usage.record(self.provider, self.model, "embed", len(texts), tokens, time.monotonic() - start, ok)
         return self._checked(vectors, len(texts))
 
