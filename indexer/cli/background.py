@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import subprocess
@@ -13,11 +12,11 @@ from pathlib import Path
 import click
 
 from indexer.cli.common import CliContext, pass_ctx
+from indexer.daemon import lock_file
 from indexer.private_files import open_private
 
 PID_NAME = ".mdmem-serve.pid"  # dot names in the global store: never taken for notes, private like the index
 LOG_NAME = ".mdmem-serve.log"
-LOCK_NAME = "index.db.lock"  # the daemon's own lock (daemon/service.py); it writes its pid there
 LOG_KEEP_BYTES = 10 * 2**20  # a log past this is moved to `.1` at the next start, so it never grows without end
 
 
@@ -27,30 +26,11 @@ def files(home: Path) -> tuple[Path, Path]:
 
 
 def serving_pid(home: Path) -> int | None:
-    """The pid of the daemon that holds this store's lock, or None when no daemon serves it."""
-    lock = home / LOCK_NAME
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except OSError:
+    """The pid of the daemon that holds this store's lock (-1: unreadable), or None when no daemon serves it."""
+    words = lock_file.holder(home)
+    if words is None:
         return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = (os.pread(fd, 64, 0).decode(errors="replace").split() or [""])[0]  # "PID" or "PID systemd"
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)  # nobody held it: no daemon
-        return None
-    finally:
-        os.close(fd)
-
-
-def run_by_systemd(pid: int) -> bool:
-    """Whether systemd started this process (it gives each unit's processes INVOCATION_ID)."""
-    try:
-        return b"\0INVOCATION_ID=" in b"\0" + Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return False
+    return int(words[0]) if words and words[0].isdigit() else -1
 
 
 def _alive(pid: int) -> bool:
@@ -150,13 +130,15 @@ def _start(c: CliContext, options: list[str], wait_s: float, http: str | None) -
 def _stop(home: Path, wait_s: float) -> bool:
     """Stop the daemon serving home; False when none did."""
     pid_file, log_file = files(home)
-    pid = serving_pid(home)
-    if pid is None:
+    words = lock_file.holder(home)
+    if words is None:
         pid_file.unlink(missing_ok=True)
         return False
-    if pid <= 0:
-        raise click.ClickException(f"a daemon holds {home / LOCK_NAME} but its pid is unreadable; stop it by hand")
-    if run_by_systemd(pid):
+    if not words or not words[0].isdigit():
+        raise click.ClickException(f"a daemon holds {home / lock_file.LOCK_NAME} but its pid is unreadable; "
+                                   "stop it by hand")
+    pid = int(words[0])
+    if lock_file.by_systemd(words):
         raise click.ClickException(f"systemd runs the daemon serving {home} (pid {pid}): "
                                    "`systemctl --user stop mdmem` stops it (else systemd may start it again)")
     os.kill(pid, signal.SIGTERM)  # the daemon indexes the saves its debounce holds, commits and exits 0

@@ -22,9 +22,9 @@ from indexer.roots import missing_store
 from indexer.index import sql
 from indexer.index.stores import identity, store_roots
 from indexer.daemon.jobs import Job, Reply
+from indexer.daemon.lock_file import LOCK_NAME, how_to_stop, stamp
 from indexer.daemon.store_writer import StoreWriter
 
-LOCK_NAME = "index.db.lock"  # "index.db*" names are never notes, so the watcher ignores it
 # glibc raises its mmap threshold to the largest block freed so far, after which a question's big buffers (the
 # ranking model's activations, ~1.5 MB each) stay in the threads' heaps once freed: 20 questions of 100,000
 # characters left the daemon's heap 20 MB bigger for good (malloc_trim gave back nothing). A fixed threshold
@@ -58,11 +58,10 @@ class StoreLock:
             holder = os.pread(fd, 64, 0).decode(errors="replace").split()
             os.close(fd)
             raise StoreError(f"another `mdmem serve` (pid {holder[0] if holder else '?'}) already serves "
-                             f"{self.path.parent}; stop it first ({_how_to_stop(holder)}) or use it through "
+                             f"{self.path.parent}; stop it first ({how_to_stop(holder)}) or use it through "
                              f"`mdmem status`") from None
         os.ftruncate(fd, 0)
-        # how it was started, for the refusal a second `serve` gets: systemd sets INVOCATION_ID for its services
-        os.pwrite(fd, (f"{os.getpid()}" + (" systemd" if os.environ.get("INVOCATION_ID") else "")).encode(), 0)
+        os.pwrite(fd, stamp(), 0)
         self._fd = fd
 
     def intact(self) -> bool:
@@ -76,22 +75,6 @@ class StoreLock:
         if self._fd is not None:
             os.close(self._fd)  # closing drops the flock; the file stays (removing it would race)
             self._fd = None
-
-
-def _how_to_stop(holder: list[str]) -> str:
-    """`systemctl --user stop mdmem` only for a daemon systemd started (its lock says so, or, written by an older
-    release, its environment), else `kill PID`."""
-    pid = holder[0] if holder and holder[0].isdigit() else None
-    by_systemd = "systemd" in holder[1:]
-    if pid and not by_systemd:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                by_systemd = any(v.startswith(b"INVOCATION_ID=") for v in f.read().split(b"\0"))
-        except OSError:
-            pass  # gone meanwhile, or not ours to read
-    if by_systemd:
-        return "`systemctl --user stop mdmem`"
-    return f"`kill {pid}`" if pid else "stop the other `mdmem serve`"
 
 
 class Daemon:
