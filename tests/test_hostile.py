@@ -415,53 +415,66 @@ LONG_ZH = ("数据库备份的计划" * 12_500)  # 100,000 characters
 LONG_EN = ("the database backup plan " * 4_000)  # 100,000 characters
 
 
-def _in_flight_then_short(send_long, read_long, short):
-    """Send the long question, ask the short one while the long one is in flight, then read the long answer.
-    Returns (order of the answers, long answer, short answer)."""
+def _in_flight_then_short(send_long, read_long, short, gate):
+    """Send the long question; once the model server holds it, ask the short one, then open the gate and read
+    the long answer. Returns (order of the answers, long answer, short answer)."""
     order, out = [], {}
-    sent = threading.Event()
 
     def long_side():
         send_long()
-        sent.set()
         out["long"] = read_long()
         order.append("long")
 
     t = threading.Thread(target=long_side)
     t.start()
-    assert sent.wait(120)
+    assert gate.holding.wait(120)
     out["short"] = short()
     order.append("short")
+    gate.opened.set()
     t.join(300)
     return order, out["long"], out["short"]
 
 
-def test_long_questions_through_the_socket_are_cut_said_and_hold_back_no_one(tmp_path):
+def _gated_embedder(home, server):
+    """Embed through `server`, whose gate holds the long question's text until the short question is answered:
+    a caller that served one question at a time could never answer it, and the long question would end in
+    search_timeout_s's "busy" instead, so the order of the answers proves concurrency at any machine's speed."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(f'[embedder]\nprovider = "ollama"\nmodel = "usem3-test"\n'
+                                      f'base_url = "{server.url}"\ndimensions = 512\n', encoding="utf-8")
+
+
+def test_long_questions_through_the_socket_are_cut_said_and_hold_back_no_one(tmp_path, usem3):
     import json
     import socket
     from daemon_harness import Served
     from indexer.remote import Client
+    from model_servers import ModelServer
     d = Served(tmp_path)
     (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
-    d.start()
-    try:
-        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        raw.settimeout(300)
-        raw.connect(str(d.socket()))
-        lines = raw.makefile("rb")
-        short = Client(d.socket(), timeout=300)
-        request = {"method": "search", "params": {"query": LONG_ZH, "limit": 3}}
-        order, long, near = _in_flight_then_short(
-            lambda: raw.sendall((json.dumps(request, ensure_ascii=False) + "\n").encode()),
-            lambda: json.loads(lines.readline()), lambda: short.call("search", {"query": "coffee", "limit": 3}))
-        assert order == ["short", "long"] and "coffee" in near[0]["content"]
-        assert long["result"] and "数据库" in long["result"][0]["content"]
-        recall = short.call("recall", {"query": LONG_EN + " when is the 数据库 backup?"})
-        assert recall["query_truncated"] == {"chars": len(LONG_EN + " when is the 数据库 backup?"), "kept": 2000}
-        assert recall["query"].endswith("when is the 数据库 backup?")
-        assert short.call("search", {"query": "coffee"})  # nothing broke
-    finally:
-        assert d.stop() == 0, d.log.read_text()[-2000:]
+    with ModelServer(usem3) as server:
+        _gated_embedder(d.home, server)
+        d.start()
+        try:
+            gate = server.gate(LONG_ZH[:40])
+            raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            raw.settimeout(300)
+            raw.connect(str(d.socket()))
+            lines = raw.makefile("rb")
+            short = Client(d.socket(), timeout=300)
+            request = {"method": "search", "params": {"query": LONG_ZH, "limit": 3}}
+            order, long, near = _in_flight_then_short(
+                lambda: raw.sendall((json.dumps(request, ensure_ascii=False) + "\n").encode()),
+                lambda: json.loads(lines.readline()), lambda: short.call("search", {"query": "coffee", "limit": 3}),
+                gate)
+            assert server.gate_held == [True] and order == ["short", "long"] and "coffee" in near[0]["content"]
+            assert long["result"] and "数据库" in long["result"][0]["content"]
+            recall = short.call("recall", {"query": LONG_EN + " when is the 数据库 backup?"})
+            assert recall["query_truncated"] == {"chars": len(LONG_EN + " when is the 数据库 backup?"), "kept": 2000}
+            assert recall["query"].endswith("when is the 数据库 backup?")
+            assert short.call("search", {"query": "coffee"})  # nothing broke
+        finally:
+            assert d.stop() == 0, d.log.read_text()[-2000:]
 
 
 def _mcp_session(srv) -> dict:
@@ -496,50 +509,61 @@ def _tool(name: str, arguments: dict, id_: int = 1) -> dict:
     return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
-def test_long_questions_over_http_and_mcp_are_cut_said_and_hold_back_no_one(tmp_path):
+def test_long_questions_over_http_and_mcp_are_cut_said_and_hold_back_no_one(tmp_path, usem3):
+    from http_daemon import serving
+    from model_servers import ModelServer
+    with ModelServer(usem3) as server:
+        _gated_embedder(tmp_path / "home", server)
+        with serving(tmp_path) as srv:
+            _http_and_mcp_questions(srv, server)
+
+
+def _http_and_mcp_questions(srv, server):
+    """Over mem0's REST search, then MCP's: each time a long question in flight, a short one answered first."""
     import http.client
     import json
-    from http_daemon import serving
-    with serving(tmp_path) as srv:
-        for text in ("数据库每天凌晨两点备份。", "I drink coffee at ten."):
-            assert srv.call("POST", "/memories", {"messages": [{"role": "user", "content": text}],
-                                                  "user_id": "alice", "infer": False})[0] == 200
-        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
-        body = {"query": LONG_ZH, "user_id": "alice"}
-        order, long, near = _in_flight_then_short(
-            lambda: conn.request("POST", "/search", body=json.dumps(body).encode(), headers={
-                "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json"}),
-            lambda: (lambda r: (r.status, json.loads(r.read())))(conn.getresponse()),
-            lambda: srv.call("POST", "/search", {"query": "coffee", "user_id": "alice"}))
-        assert order == ["short", "long"] and "coffee" in near[1]["results"][0]["memory"]
-        assert long[0] == 200 and long[1]["query_truncated"] == {"chars": 100_000, "kept": 2000}
-        assert "数据库" in long[1]["results"][0]["memory"]
+    for text in ("数据库每天凌晨两点备份。", "I drink coffee at ten."):
+        assert srv.call("POST", "/memories", {"messages": [{"role": "user", "content": text}],
+                                              "user_id": "alice", "infer": False})[0] == 200
+    gate = server.gate(LONG_ZH[:40])
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
+    body = {"query": LONG_ZH, "user_id": "alice"}
+    order, long, near = _in_flight_then_short(
+        lambda: conn.request("POST", "/search", body=json.dumps(body).encode(), headers={
+            "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json"}),
+        lambda: (lambda r: (r.status, json.loads(r.read())))(conn.getresponse()),
+        lambda: srv.call("POST", "/search", {"query": "coffee", "user_id": "alice"}), gate)
+    assert server.gate_held == [True] and order == ["short", "long"]
+    assert "coffee" in near[1]["results"][0]["memory"]
+    assert long[0] == 200 and long[1]["query_truncated"] == {"chars": 100_000, "kept": 2000}
+    assert "数据库" in long[1]["results"][0]["memory"]
 
-        session = _mcp_session(srv)
-        mcp = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
-        order, long, near = _in_flight_then_short(
-            lambda: mcp.request("POST", "/mcp", body=json.dumps(_tool("memory_search", {
-                "query": LONG_EN, "space": "alice"})).encode(), headers={
-                "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream", **session}),
-            lambda: _mcp_read(mcp),
-            lambda: _mcp_post(srv, session, _tool("memory_search", {"query": "coffee", "space": "alice"}, 2)))
-        assert order == ["short", "long"]
-        found = json.loads(near[2]["result"]["content"][0]["text"])
-        assert "coffee" in found["results"][0]["content"]
-        answer = json.loads(long[2]["result"]["content"][0]["text"])
-        assert answer["query_truncated"] == {"chars": len(LONG_EN.strip()), "kept": 2000} and answer["results"]
+    session = _mcp_session(srv)
+    gate = server.gate(LONG_EN[:40])
+    mcp = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=300)
+    order, long, near = _in_flight_then_short(
+        lambda: mcp.request("POST", "/mcp", body=json.dumps(_tool("memory_search", {
+            "query": LONG_EN, "space": "alice"})).encode(), headers={
+            "Authorization": f"Bearer {srv.token}", "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream", **session}),
+        lambda: _mcp_read(mcp),
+        lambda: _mcp_post(srv, session, _tool("memory_search", {"query": "coffee", "space": "alice"}, 2)), gate)
+    assert server.gate_held == [True, True] and order == ["short", "long"]
+    found = json.loads(near[2]["result"]["content"][0]["text"])
+    assert "coffee" in found["results"][0]["content"]
+    answer = json.loads(long[2]["result"]["content"][0]["text"])
+    assert answer["query_truncated"] == {"chars": len(LONG_EN.strip()), "kept": 2000} and answer["results"]
 
 
-def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_path):
+def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_path, usem3):
     import asyncio
     import json
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     from daemon_harness import Served
+    from model_servers import ModelServer
     d = Served(tmp_path)
     (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
-    d.start()
     params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
 
     async def session():
@@ -552,13 +576,20 @@ def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_p
                     out = await s.call_tool("memory_search", {"query": query})
                     order.append(name)
                     return json.loads(out.content[0].text)
-                long = asyncio.create_task(ask("long", LONG_ZH))  # its request is written first
-                short = asyncio.create_task(ask("short", "coffee"))
-                return order, await long, await short
+                long = asyncio.create_task(ask("long", LONG_ZH))
+                assert await asyncio.to_thread(gate.holding.wait, 120)  # the long one is in the daemon
+                short = await ask("short", "coffee")
+                gate.opened.set()
+                return order, await long, short
 
-    try:
-        order, long, short = asyncio.run(asyncio.wait_for(session(), 240))
-    finally:
-        assert d.stop() == 0, d.log.read_text()[-2000:]
-    assert order == ["short", "long"] and "coffee" in short["results"][0]["content"]
+    with ModelServer(usem3) as server:
+        _gated_embedder(d.home, server)
+        d.start()
+        try:
+            gate = server.gate(LONG_ZH[:40])
+            order, long, short = asyncio.run(asyncio.wait_for(session(), 240))
+        finally:
+            assert d.stop() == 0, d.log.read_text()[-2000:]
+    assert server.gate_held == [True] and order == ["short", "long"]
+    assert "coffee" in short["results"][0]["content"]
     assert long["query_truncated"] == {"chars": 100_000, "kept": 2000} and "数据库" in long["results"][0]["content"]
