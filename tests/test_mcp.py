@@ -56,6 +56,7 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
                 out["search_missing"] = await call("memory_search", {"limit": 3})
                 out["recall"] = await call("memory_recall", {"query": "where do I work?"})
                 out["recall_bad"] = await call("memory_recall", {"query": "x", "max_chars": "lots"})
+                out["recall_long"] = await call("memory_recall", {"query": "so " * 1000 + "where do I work?"})
                 coffee = _data(out["search"])["results"][0]["id"]
                 out["get"] = await call("memory_get", {"ref": coffee})
                 out["get_lines"] = await call("memory_get", {"ref": "user/preference.md:3"})
@@ -106,6 +107,8 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     assert _refusal(out["search_missing"]) == "Bad arguments for memory_search: query is required."
     assert "Hangzhou" in out["recall"].content[0].text
     assert "max_chars must be a whole number" in _refusal(out["recall_bad"])
+    said, block = out["recall_long"].content[0].text.split("\n", 1)  # the cut is said, its end still answered
+    assert "3,016 characters; only its last 2,000 were read" in said and "Hangzhou" in block
     got = _data(out["get"])
     assert got["date"] == "2025-01-05" and got["access_count"] >= 1 and "coffee black" in got["text"]
     assert _data(out["get_lines"])["text"] == "- 2025-01-05: I prefer my coffee black, without sugar or milk."

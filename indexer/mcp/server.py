@@ -166,8 +166,8 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
                       scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None,
                       now: Now = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
-        return run(lambda mem: mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
-                                      space=space, since=since, until=until, now=now)["text"])
+        return run(lambda mem: _said_cut(mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
+                                                   space=space, since=since, until=until, now=now)))
 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                                idempotent_hint=False, open_world_hint=False))
@@ -261,3 +261,14 @@ def serve_stdio(lend, cfg, verbose: bool = False) -> None:
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     log.setLevel(logging.INFO if verbose else logging.ERROR)
     server.run("stdio")
+
+
+def _said_cut(res: dict) -> str:
+    """The block, after one line saying the question was cut when it was over max_query_chars: the tool answers
+    text only, and an agent should know its question was not read whole."""
+    cut = res.get("query_truncated")
+    if not cut:
+        return res["text"]
+    note = (f"(mdmem: the question has {cut['chars']:,} characters; only its last {cut['kept']:,} were read, "
+            "max_query_chars)")
+    return f"{note}\n{res['text']}" if res["text"] else note
