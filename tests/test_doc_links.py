@@ -76,3 +76,20 @@ def test_the_readme_is_a_front_door():
     assert len(text.encode()) <= 12 * 1024
     for guide in ("DAEMON", "CONFIGURATION", "INTEGRATIONS", "PYTHON", "BENCHMARKS", "ARCHITECTURE", "RELIABILITY"):
         assert f"(docs/{guide}.md" in text, guide
+
+
+def named_paths(text: str) -> list[str]:
+    """Repository paths a document names in inline code (`indexer/cli/backend.py`), outputs of runs left out."""
+    found = re.findall(r"`((?:indexer|tests|bench|docs|integrations|systemd|memory_samples)/[^`\s:#<>*]*)", text)
+    return [p.rstrip("/.,") for p in found if not p.startswith(("bench/out/", "bench/.peers/"))]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_path_a_document_names_exists(doc):
+    assert not [p for p in named_paths(doc.read_text(encoding="utf-8")) if not (REPO / p).exists()]
+
+
+def test_a_path_gone_is_found():
+    assert named_paths("see `indexer/cli/backend.py` and `bench/no_such_script.py`, writes `bench/out/x.json`") == \
+        ["indexer/cli/backend.py", "bench/no_such_script.py"]
+    assert not (REPO / "bench/no_such_script.py").exists()
