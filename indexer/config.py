@@ -49,7 +49,7 @@ class Config:
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
     rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/e5_stage)
-    # [ranker]: the model of that stage (README "Ranking model and LLM"); e5 = the bundled one, from stored vectors
+    # [ranker]: the model of that stage (docs/CONFIGURATION.md); e5 = the bundled one, from stored vectors
     ranker: str = "e5"
     ranker_model: str = ""  # cross-encoder: folder or hub name; embedder: "provider[:model]"; rerank: the model
     ranker_base_url: str = ""  # rerank: POST {base_url}/rerank; embedder: the second embedder's server

@@ -62,7 +62,7 @@ def models_pull(c: CliContext, name):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (docs/JSON.md).")
 @pass_ctx
 def usage(c: CliContext, since, as_json):
-    """Calls, texts, tokens, time and estimated cost per provider model (estimates: docs in README, Models)."""
+    """Calls, texts, tokens, time and estimated cost per provider model (estimates: docs/CONFIGURATION.md, Models)."""
     from indexer.sync.model_report import usage_totals
     day = timespan.parse_day(since, "--since")
     start = time.mktime(day.timetuple()) if day else 0.0

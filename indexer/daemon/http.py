@@ -75,7 +75,7 @@ async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
     """Unknown paths and methods answer in mem0's error shape too, saying what is served."""
     detail = exc.detail
     if exc.status_code == 404:
-        detail = f"{request.method} {request.url.path} is not served; the README's mem0 section lists the paths"
+        detail = f"{request.method} {request.url.path} is not served; the mem0 section of docs/INTEGRATIONS.md lists the paths"
     return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
 
