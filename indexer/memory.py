@@ -153,15 +153,60 @@ class Memory:
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.memories.add import add_memory
+        from indexer.memories.decisions import log_add
         from indexer.memories.supersede import add_superseding
+        from indexer.notes.privacy import screen
         space = self._space(space)
-        return add_superseding(
+        res = add_superseding(
             lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
                                       writes=self.writer, warn=self._warn, type_=type, importance=importance,
                                       scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
             lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
             lambda rid, new: self._update(rid, new, space, keep=False),  # the struck line stays in its note
             clock.today(self.cfg.timezone))
+        args = {"type": type, "importance": importance, "scope": scope, "file": file, "space": space}
+        return log_add(res, screen(text.strip(), redact)[0], args, self.writer.log_decision)
+
+    # -- decisions made at write, the review queue, consolidation (memories/decisions.py, consolidate.py) ------
+    def review(self, action: str = "list", id: str | None = None, text: str | None = None,
+               space: str | None = None, all: bool = False) -> dict:
+        """The review queue (list; `all`: the whole decision log), or one decision accepted, rejected, undone or
+        edited (the memory's text, or a proposed summary's, rewritten to text)."""
+        from indexer.memories import decisions
+        space = self._space(space)
+        if action in ("list", "log"):
+            return decisions.listing(self.stores("all"), space, all or action == "log")
+        return decisions.resolve(action, id, text, self.stores("all"), space, self._decision_ops())
+
+    def consolidate(self, now=None) -> dict:
+        """Propose a summary of each week of journal memories older than consolidate_after_days (review queue)."""
+        from indexer.memories.consolidate import propose
+        from indexer.providers.digest_llm import summariser
+        from indexer.retrieval.timespan import today
+        return propose(self.stores("all"), today(now, self.cfg.timezone), self.cfg.consolidate_after_days,
+                       self.writer.log_decision, summariser(self.cfg))
+
+    def _decision_ops(self):
+        from indexer.memories import consolidate
+        from indexer.memories.add import add_memory
+        from indexer.memories.decisions import Ops
+
+        def append(text: str, args: dict) -> dict:
+            return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
+                              writes=self.writer, warn=self._warn, type_=args.get("type") or "fact",
+                              importance=args.get("importance"), scope=args.get("scope"), file=args.get("file"),
+                              space=args.get("space"), dedupe=False)
+
+        def write_summary(store: str, entry: dict, text: str) -> dict:
+            path, uri = consolidate.write_summary(self.writer_store(store), entry, text)
+            self.writer.index_notes(store, [path])
+            return {"store": store, "uri": uri, "path": str(path)}
+        return Ops(log=self.writer.log_decision, update=lambda i, t, s, keep: self._update(i, t, s, keep=keep),
+                   forget=lambda i, s: self.forget(i, space=s), append=append, reinforce=self.writer.reinforce,
+                   write_summary=write_summary)
+
+    def writer_store(self, name: str) -> Store:
+        return next(st for st in self.stores(name) if st.name == name)
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
@@ -338,4 +383,8 @@ class LocalWriter:
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
         return usage.carry(self._store(store), uri, line, old)
+
+    def log_decision(self, store: str, event: dict) -> None:
+        from indexer.notes import decision_log
+        decision_log.append(self._store(store).root, event)
 
