@@ -79,7 +79,7 @@ def _find_twin(text: str, open_stores, emb, writes: Writer, threshold: float, wa
         warn(f"cannot check for an existing copy ({exc}); appending anyway")
         return None, None
     want = normalise(text)
-    lines = []  # (store, row, line offset, normalised line)
+    lines = []  # (store, row, line offset, normalised line, the line's memory as written)
     for st in stores:
         rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES, space=space_filter(st, space)) \
             if vec is not None and st.with_vec else []
@@ -87,21 +87,21 @@ def _find_twin(text: str, open_stores, emb, writes: Writer, threshold: float, wa
             for off, line in enumerate(row["content"].split("\n")):
                 norm = normalise(line)
                 if norm and not line.lstrip().startswith("#") and not marked(line):
-                    lines.append((st, row, off, norm))
+                    lines.append((st, row, off, norm, " ".join(strip_item(line).split())))
     if not lines:
         return None, None
     exact = [item for item in lines if item[3] == want]
     # chunks merge several items, so compare the memory with each item, not the chunk
     sims = [1.0] * len(lines) if exact else \
-        (emb.embed_documents([item[3] for item in lines]) @ np.asarray(vec, dtype=np.float32)).tolist()
+        (emb.embed_documents([item[4] for item in lines]) @ np.asarray(vec, dtype=np.float32)).tolist()
     order = sorted(range(len(lines)), key=lambda i: -sims[i])
     twin = next((i for i in order if lines[i][3] == want or (sims[i] >= threshold and same_words(lines[i][3], want))),
                 None)
     if twin is None:
-        st, row, _off, norm = lines[order[0]]
-        return None, {"id": row["id"], "store": st.name, "uri": row["uri"], "text": norm,
+        st, row, _off, _norm, plain = lines[order[0]]
+        return None, {"id": row["id"], "store": st.name, "uri": row["uri"], "text": plain,
                       "similarity": round(sims[order[0]], 4)}
-    st, row, _off, _ = lines[twin]
+    st, row = lines[twin][:2]
     return {"id": row["id"], "uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]),
             "start_line": row["start_line"],
             "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sims[twin], 4),
