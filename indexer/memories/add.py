@@ -72,6 +72,7 @@ def _find_twin(text: str, open_stores, emb, writes: Writer, threshold: float, wa
 
     A restatement has the same words (likeness.same_words: filler, case and punctuation aside) and a cosine of at
     least threshold; a near pair with another value (70 → 65 公斤: cosine 0.96) has other words and stays apart."""
+    text = " ".join(strip_item(f"- {text}").split())  # as its line will read: a speaker's label is no word of it
     try:
         stores = open_stores()
         vec = emb.embed_documents([text])[0] if emb.dim else None
