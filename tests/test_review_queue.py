@@ -4,6 +4,7 @@ proposals, made by the store writer's scheduled job run synchronously, accepted 
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
@@ -65,6 +66,22 @@ def test_http_routes_list_and_accept_with_the_token(server):
     assert status == 404
     logged = decision_log.entries(server.home)  # written by the store's writer thread
     assert [e["status"] for e in logged if e["id"] == entry["id"]] == ["accepted"]
+
+
+def test_the_browser_loads_its_review_tab(server):
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        for path in ("/ui/", "/ui/review.js"):
+            conn.request("GET", path, headers={"Host": f"127.0.0.1:{server.port}"})
+            resp = conn.getresponse()
+            body = resp.read().decode()
+            assert resp.status == 200, path
+            if path == "/ui/":
+                assert '<script src="review.js">' in body
+    finally:
+        conn.close()
+    assert resp.getheader("content-type").startswith("text/javascript") and "/v1/review/" in body
+    assert "innerHTML" not in body and "insertAdjacentHTML" not in body
 
 
 def test_the_mcp_tool_lists_and_edits(tmp_path):
