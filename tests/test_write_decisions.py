@@ -104,3 +104,16 @@ def test_accept_keeps_and_edit_rewrites_the_memory(make_memory):
     assert "My cousin Ola lives in Oslo" in _note(mem, cousin)
     lines = (mem.cfg.home / decision_log.FILE).read_text(encoding="utf-8").splitlines()
     assert [json.loads(ln).get("status") for ln in lines[-2:]] == ["accepted", "edited"]
+
+
+def test_purge_leaves_no_copy_in_the_decision_log(make_memory):
+    mem = make_memory()
+    first = mem.add("My locker code is the blue door by the gym", type="fact")
+    again = mem.add("Remember: my locker code is the blue door by the gym.", type="fact")
+    kept = mem.add("I prefer tea in the morning", type="preference")
+    mem.add("Remember that I prefer tea in the morning.", type="preference")
+    assert again["action"] == "reinforced" and len(_log(mem)) == 2
+    mem.forget(first["id"], purge=True)
+    left = (mem.cfg.home / decision_log.FILE).read_text(encoding="utf-8")
+    assert "locker" not in left and "tea in the morning" in left
+    assert [e["memory_id"] for e in _log(mem)] == [kept["id"]]

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from indexer.errors import for_os_error
-from indexer.notes.append import Target, note_lock
+from indexer.notes.append import ATTEMPTS, Target, note_lock, read_bytes, strip_item, swap_bytes_in
 from indexer.private_files import open_private
 
 FILE = ".decisions.jsonl"
@@ -57,6 +57,32 @@ def entries(root: Path) -> list[dict]:
             out[r["id"]].update({k: v for k, v in r.items() if k not in ("id", "at", "action")},
                                 resolved_at=r.get("at"))
     return list(out.values())
+
+
+def scrub(root: Path, ids: set[str], texts: set[str]) -> int:
+    """Remove every line of the decisions about these memories (by id, or holding these texts: a purge leaves no
+    copy here either); the log is rewritten atomically. How many decisions went."""
+    path = Path(root) / FILE
+    said = {" ".join(strip_item(ln) for ln in t.split("\n") if ln.strip() and not ln.lstrip().startswith("#"))
+            for t in texts}
+    said = {t for t in said if t.strip()}
+    with _lock(root):
+        data = read_bytes(path)
+        if not data:
+            return 0
+        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+        rows = [_row(line) for line in lines]
+        gone = {r["id"] for r in rows if r is not None and "action" in r and (
+            ids & {r.get("memory_id"), r.get("old_id"), r.get("near_id")} or
+            any(t in str(r.get(k) or "") for t in said for k in ("text", "old_text", "near_text")))}
+        if not gone:
+            return 0
+        kept = "".join(line for line, r in zip(lines, rows) if r is None or r["id"] not in gone).encode("utf-8")
+        for _ in range(ATTEMPTS):  # only mdmem writes here, under the lock
+            if swap_bytes_in(path, kept, data, data)[0]:
+                return len(gone)
+            data = read_bytes(path) or b""
+    return 0
 
 
 def _row(line: str) -> dict | None:
