@@ -156,6 +156,7 @@ class Memory:
         from indexer.memories.decisions import log_add
         from indexer.memories.supersede import add_superseding
         from indexer.notes.privacy import screen
+        from indexer.providers import llm_review
         space = self._space(space)
         res = add_superseding(
             lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
@@ -165,7 +166,9 @@ class Memory:
             lambda rid, new: self._update(rid, new, space, keep=False),  # the struck line stays in its note
             clock.today(self.cfg.timezone))
         args = {"type": type, "importance": importance, "scope": scope, "file": file, "space": space}
-        return log_add(res, screen(text.strip(), redact)[0], args, self.writer.log_decision)
+        judge = llm_review.judge(self.cfg)  # None without an LLM: a near memory then waits for review
+        return log_add(res, screen(text.strip(), redact)[0], args, self.writer.log_decision, judge,
+                       self._decision_ops() if judge else None)
 
     # -- decisions made at write, the review queue, consolidation (memories/decisions.py, consolidate.py) ------
     def review(self, action: str = "list", id: str | None = None, text: str | None = None,
@@ -181,7 +184,7 @@ class Memory:
     def consolidate(self, now=None) -> dict:
         """Propose a summary of each week of journal memories older than consolidate_after_days (review queue)."""
         from indexer.memories.consolidate import propose
-        from indexer.providers.digest_llm import summariser
+        from indexer.providers.llm_review import summariser
         from indexer.retrieval.timespan import today
         return propose(self.stores("all"), today(now, self.cfg.timezone), self.cfg.consolidate_after_days,
                        self.writer.log_decision, summariser(self.cfg))
@@ -190,23 +193,24 @@ class Memory:
         from indexer.memories import consolidate
         from indexer.memories.add import add_memory
         from indexer.memories.decisions import Ops
+        from indexer.memories.supersede import mark_old
 
-        def append(text: str, args: dict) -> dict:
+        def append(text: str, args: dict) -> dict:  # args: the add's own (type, importance, scope, file, space)
             return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
                               writes=self.writer, warn=self._warn, type_=args.get("type") or "fact",
-                              importance=args.get("importance"), scope=args.get("scope"), file=args.get("file"),
-                              space=args.get("space"), dedupe=False)
+                              **{k: v for k, v in args.items() if k != "type"}, dedupe=False)
 
         def write_summary(store: str, entry: dict, text: str) -> dict:
-            path, uri = consolidate.write_summary(self.writer_store(store), entry, text)
+            path, uri = consolidate.write_summary(self.stores(store)[0], entry, text)
             self.writer.index_notes(store, [path])
             return {"store": store, "uri": uri, "path": str(path)}
+        def supersede(old_id: str, new_id: str, space: str | None) -> dict:
+            return mark_old(self.stores("all"), old_id, new_id, space, clock.today(self.cfg.timezone),
+                            lambda rid, new: self._update(rid, new, space, keep=False))
         return Ops(log=self.writer.log_decision, update=lambda i, t, s, keep: self._update(i, t, s, keep=keep),
                    forget=lambda i, s: self.forget(i, space=s), append=append, reinforce=self.writer.reinforce,
-                   write_summary=write_summary)
-
-    def writer_store(self, name: str) -> Store:
-        return next(st for st in self.stores(name) if st.name == name)
+                   write_summary=write_summary, supersede=supersede, restore=lambda i, s: self.restore(i, space=s),
+                   get=lambda i, s: self.get(i, space=s))
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,

@@ -117,3 +117,31 @@ def test_purge_leaves_no_copy_in_the_decision_log(make_memory):
     left = (mem.cfg.home / decision_log.FILE).read_text(encoding="utf-8")
     assert "locker" not in left and "tea in the morning" in left
     assert [e["memory_id"] for e in _log(mem)] == [kept["id"]]
+
+
+def test_with_an_llm_a_near_memory_is_decided_by_it_and_undone_like_the_rest(make_memory):
+    from test_llm_rewrite import ChatServer, llm
+
+    with ChatServer("NONE") as srv:
+        mem = make_memory(**llm(srv))
+        brother = mem.add("My brother lives in Oslo", type="fact")
+        srv.reply = "NONE"
+        same = mem.add("My cousin lives in Oslo", type="fact")  # cosine 0.90: the stub says it is the same
+        assert same["action"] == "reinforced" and same["id"] == brother["id"]
+        assert same["decision"]["action"] == "merged" and not same["decision"]["review"]
+        prompt = "\n".join(m["content"] for m in srv.requests[-1]["body"]["messages"])
+        assert "Stored: My brother lives in Oslo" in prompt and "New: My cousin lives in Oslo" in prompt
+        assert "My cousin" not in _note(mem, brother)
+        mem.review("undo", id=same["decision"]["id"])  # the new line back from the trash
+        assert "My cousin lives in Oslo" in _note(mem, brother)
+
+        srv.reply = "UPDATE"
+        moved = mem.add("My sister lives in Oslo", type="fact")
+        assert moved["decision"]["action"] == "superseded" and "superseded" in moved
+        assert "~~" in _note(mem, moved)
+
+        srv.reply = "I am not sure"  # no verdict: the near memory waits for a person, as without an LLM
+        odd = mem.add("My aunt lives in Oslo", type="fact")
+        assert odd["action"] == "appended" and odd["decision"]["review"]
+        assert "could not decide" in odd["decision"]["reason"]
+        assert [e["id"] for e in mem.review()["entries"]] == [odd["decision"]["id"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from indexer.memories import usage as counters
 from indexer.memories.consolidate import propose
 from indexer.notes import clock, decision_log
-from indexer.providers.digest_llm import summariser
+from indexer.providers.llm_review import summariser
 
 
 class MemoryJobs:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from indexer import validation
-from indexer.errors import InputError, NotFoundError
+from indexer.errors import InputError, MdmemError, NotFoundError
 from indexer.index.stores import Store
 from indexer.notes import decision_log
 from indexer.notes.spaces import in_space
@@ -25,11 +25,15 @@ class Ops:
     append: Callable  # (text, args) -> add's answer, never a reinforcement
     reinforce: Callable  # (store, id)
     write_summary: Callable  # (store, entry, text) -> where the summary note went
+    supersede: Callable  # (old id, new id, space) -> supersede.mark_old's answer
+    restore: Callable  # (trash id, space) -> restore's answer
+    get: Callable  # (id, space) -> get's answer
 
 
-def log_add(res: dict, text: str, args: dict, log) -> dict:
+def log_add(res: dict, text: str, args: dict, log, judge=None, ops: Ops | None = None) -> dict:
     """Log the decision an add made (reinforced, superseded, kept beside a near one), the unsure ones queued;
-    the answer says so under "decision". A plain append decided nothing and is not logged."""
+    the answer says so under "decision". A plain append decided nothing and is not logged. With `judge` (the
+    LLM's ADD / UPDATE / NONE) a near one is decided by it instead of waiting, and `ops` carries it out."""
     near, sup = res.pop("near", None), res.get("superseded")
     store, space = res.get("store"), args.get("space")
     base = {"id": decision_log.new_id(), "space": space, "text": text, "memory_id": res.get("id"), "args": args}
@@ -47,10 +51,35 @@ def log_add(res: dict, text: str, args: dict, log) -> dict:
                  "near_text": near["text"], "similarity": near["similarity"], "review": True,
                  "reason": f"close to {near['id']} \u201c{near['text']}\u201d (cosine {near['similarity']}) with other "
                            "words: kept as a new memory"}
+        if judge is not None and ops is not None:
+            event, res = _judged(event, res, judge, ops)
     else:
         return res
     log(store, event)
     return {**res, "decision": {k: event.get(k) for k in ("id", "action", "reason")} | {"review": bool(event.get("review"))}}
+
+
+def _judged(event: dict, res: dict, judge, ops: Ops) -> tuple[dict, dict]:
+    """The near memory decided by the LLM: ADD keeps both, UPDATE strikes the near one through, NONE moves the
+    new one to the trash and reinforces the near one; an LLM that cannot say leaves it waiting for review."""
+    try:
+        verdict = judge(event["near_text"], event["text"])
+    except MdmemError as exc:
+        return {**event, "reason": f"{event['reason']}; the LLM could not decide ({exc})"}, res
+    said = f"the LLM said {verdict} beside {event['near_id']} \u201c{event['near_text']}\u201d (cosine {event['similarity']})"
+    if verdict == "ADD":
+        return {**event, "review": False, "by": "llm", "reason": f"{said}: kept as a new memory"}, res
+    if verdict == "UPDATE":
+        done = ops.supersede(event["near_id"], event["memory_id"], event["space"])
+        return ({**event, "action": "superseded", "old_id": done["id"], "old_text": done["text"], "review": False,
+                 "by": "llm", "reason": f"{said}: the old line struck through"}, {**res, "superseded": done})
+    ops.forget(event["memory_id"], event["space"])
+    ops.reinforce(event["near_store"], event["near_id"])
+    twin = ops.get(event["near_id"], event["space"])
+    return ({**event, "action": "merged", "review": False, "by": "llm",
+             "reason": f"{said}: the new line moved to the trash, the stored one reinforced"},
+            {**res, **{k: twin[k] for k in ("id", "uri", "store", "start_line", "end_line")}, "action": "reinforced",
+             "chunk_id": twin["id"], "similarity": event["similarity"], "reinforcement": twin.get("reinforcement")})
 
 
 def listing(stores: list[Store], space: str | None, everything: bool) -> dict:
@@ -97,6 +126,8 @@ def undo(entry: dict, ops: Ops) -> dict:
         gone = ops.forget(entry["memory_id"], space)
         ops.reinforce(entry["near_store"], entry["near_id"])
         return gone
+    if kind == "merged":  # the LLM's NONE: the new line back from the trash
+        return ops.restore(entry["memory_id"], space)
     return {}  # a proposal wrote nothing: rejecting it only closes it
 
 
