@@ -37,9 +37,9 @@ function decisionItem(e, reload) {
     await api("POST", `/v1/review/${e.id}/${action}/`, { ...body, ...extra });
     notice(t("done")); await reload();
   });
-  const item = el("li", {}, el("p", { class: "text", text: e.reason }),
-    meta([e.id, e.action, e.status, e.at, e.space, e.store]));
-  if (e.action === "proposed") item.append(el("pre", { text: e.text }));
+  // the memory written (or held back) first, then why; a proposal's summary as it would be written
+  const item = el("li", {}, e.action === "proposed" ? el("pre", { text: e.text }) : el("p", { class: "text", text: e.text }),
+    el("p", { text: e.reason }), meta([e.id, e.action, e.status, e.at, e.space, e.store]));
   if (e.status !== "pending" && e.status !== "done") return item;
   const extra = el("div", { class: "extra" });
   const edit = () => {
