@@ -64,6 +64,8 @@ def test_http_routes_list_and_accept_with_the_token(server):
     assert status == 400 and "accepted already" in again["detail"]
     status, missing = server.call("POST", "/v1/review/000000000000/accept", {})
     assert status == 404
+    status, proposed = server.call("POST", "/v1/review/consolidate", {})
+    assert status == 200 and proposed["proposed"] == 0  # no journal older than 30 days here
     logged = decision_log.entries(server.home)  # written by the store's writer thread
     assert [e["status"] for e in logged if e["id"] == entry["id"]] == ["accepted"]
 
@@ -136,3 +138,30 @@ def test_consolidation_proposes_old_journal_weeks_and_accepting_writes_a_linked_
         assert mem.consolidate()["proposed"] == 0  # a rejected week is not asked again
     finally:
         mem.close()
+
+
+def test_with_an_llm_the_proposal_is_its_summary(make_memory):
+    from test_llm_rewrite import ChatServer, llm
+
+    week = {"journal/2026-02-02.md": "# Journal 2026-02-02\n\n- 09:00: 我们决定用SQLite做缓存。\n",
+            "journal/2026-02-10.md": "# Journal 2026-02-10\n\n- 09:00: Ordered the new laptops.\n"}
+    with ChatServer("- 决定用SQLite做缓存") as srv:
+        mem = make_memory(global_notes=week, **llm(srv))
+        first = mem.consolidate(now="2026-11-27")
+        assert first["proposed"] == 2
+        by = {e["week"]: e for e in mem.review()["entries"]}
+    assert by["2026-W06"]["by"] == "llm" and by["2026-W06"]["text"].startswith("# Week 2026-W06")
+    assert "- 决定用SQLite做缓存\n\n## Sources" in by["2026-W06"]["text"]
+    assert "我们决定用SQLite做缓存。" in srv.requests[0]["body"]["messages"][1]["content"]
+    assert "entries' language" in srv.requests[0]["body"]["messages"][0]["content"]
+
+
+def test_an_llm_that_answers_nothing_leaves_the_digest(make_memory):
+    from test_llm_rewrite import ChatServer, llm
+
+    week = {"journal/2026-02-02.md": "# Journal 2026-02-02\n\n- 09:00: Ordered the new laptops.\n"}
+    with ChatServer("") as srv:
+        mem = make_memory(global_notes=week, **llm(srv))
+        made = mem.consolidate(now="2026-11-27")
+    entry = mem.review()["entries"][0]
+    assert made["proposed"] == 1 and entry["by"] == "rules" and "no model summarised them" in entry["text"]
