@@ -149,7 +149,8 @@ class Memory:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
         Returns {"action": "appended"|"reinforced", "id", "uri", "start_line", "end_line", "store", ...}, and
-        "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through.
+        "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through;
+        "decision" when it decided on its own (logged, undoable, maybe queued: docs/REVIEW.md).
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.memories.add import add_memory
