@@ -6,7 +6,7 @@ import click
 
 from indexer.cli.backend import backend
 from indexer.cli.common import CliContext, pass_ctx
-from indexer.cli.memories import AS_JSON, SPACE
+from indexer.cli.memories import AS_JSON
 from indexer.cli.output import emit
 
 
@@ -15,7 +15,7 @@ from indexer.cli.output import emit
 @click.argument("decision_id", metavar="[ID]", required=False)
 @click.argument("text", required=False)
 @click.option("--all", "everything", is_flag=True, help="List the whole decision log, not only what waits.")
-@SPACE
+@click.option("--space", help="Only this memory space's decisions, e.g. alice; default: every space's.")
 @AS_JSON
 @pass_ctx
 def review(c: CliContext, action, decision_id, text, everything, space, as_json):
