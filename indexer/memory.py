@@ -149,19 +149,69 @@ class Memory:
         """Write one memory to its Markdown note (or reinforce its twin) and index it at once.
 
         Returns {"action": "appended"|"reinforced", "id", "uri", "start_line", "end_line", "store", ...}, and
-        "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through.
+        "superseded" when it gave a new value for a stored fact (or for the `supersedes` id), now struck through;
+        "decision" when it decided on its own (logged, undoable, maybe queued: docs/REVIEW.md).
         Text holding a secret is refused (InputError) unless redact=True.
         """
         from indexer.memories.add import add_memory
+        from indexer.memories.decisions import log_add
         from indexer.memories.supersede import add_superseding
+        from indexer.notes.privacy import screen
+        from indexer.providers import llm_review
         space = self._space(space)
-        return add_superseding(
+        res = add_superseding(
             lambda dedupe: add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
                                       writes=self.writer, warn=self._warn, type_=type, importance=importance,
                                       scope=scope, file=file, redact=redact, space=space, dedupe=dedupe),
             lambda: self.stores("all"), self.embedder, text, type, space, supersedes, self.cfg.auto_supersede,
             lambda rid, new: self._update(rid, new, space, keep=False),  # the struck line stays in its note
             clock.today(self.cfg.timezone))
+        args = {"type": type, "importance": importance, "scope": scope, "file": file, "space": space}
+        judge = llm_review.judge(self.cfg)  # None without an LLM: a near memory then waits for review
+        return log_add(res, screen(text.strip(), redact)[0], args, self.writer.log_decision, judge,
+                       self._decision_ops() if judge else None)
+
+    # -- decisions made at write, the review queue, consolidation (memories/decisions.py, consolidate.py) ------
+    def review(self, action: str = "list", id: str | None = None, text: str | None = None,
+               space: str | None = None, all: bool = False) -> dict:
+        """The review queue (list; `all`: the whole decision log), or one decision accepted, rejected, undone or
+        edited (the memory's text, or a proposed summary's, rewritten to text)."""
+        from indexer.memories import decisions
+        space = self._space(space)
+        if action in ("list", "log"):
+            return decisions.listing(self.stores("all"), space, all or action == "log")
+        return decisions.resolve(action, id, text, self.stores("all"), space, self._decision_ops())
+
+    def consolidate(self, now=None) -> dict:
+        """Propose a summary of each week of journal memories older than consolidate_after_days (review queue)."""
+        from indexer.memories.consolidate import propose
+        from indexer.providers.llm_review import summariser
+        from indexer.retrieval.timespan import today
+        return propose(self.stores("all"), today(now, self.cfg.timezone), self.cfg.consolidate_after_days,
+                       self.writer.log_decision, summariser(self.cfg))
+
+    def _decision_ops(self):
+        from indexer.memories import consolidate
+        from indexer.memories.add import add_memory
+        from indexer.memories.decisions import Ops
+        from indexer.memories.supersede import mark_old
+
+        def append(text: str, args: dict) -> dict:  # args: the add's own (type, importance, scope, file, space)
+            return add_memory(text, cfg=self.cfg, stores=lambda: self.stores("all"), embedder=self.embedder,
+                              writes=self.writer, warn=self._warn, type_=args.get("type") or "fact",
+                              **{k: v for k, v in args.items() if k != "type"}, dedupe=False)
+
+        def write_summary(store: str, entry: dict, text: str) -> dict:
+            path, uri = consolidate.write_summary(self.stores(store)[0], entry, text)
+            self.writer.index_notes(store, [path])
+            return {"store": store, "uri": uri, "path": str(path)}
+        def supersede(old_id: str, new_id: str, space: str | None) -> dict:
+            return mark_old(self.stores("all"), old_id, new_id, space, clock.today(self.cfg.timezone),
+                            lambda rid, new: self._update(rid, new, space, keep=False))
+        return Ops(log=self.writer.log_decision, update=lambda i, t, s, keep: self._update(i, t, s, keep=keep),
+                   forget=lambda i, s: self.forget(i, space=s), append=append, reinforce=self.writer.reinforce,
+                   write_summary=write_summary, supersede=supersede, restore=lambda i, s: self.restore(i, space=s),
+                   get=lambda i, s: self.get(i, space=s))
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
@@ -338,4 +388,8 @@ class LocalWriter:
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
         return usage.carry(self._store(store), uri, line, old)
+
+    def log_decision(self, store: str, event: dict) -> None:
+        from indexer.notes import decision_log
+        decision_log.append(self._store(store).root, event)
 

@@ -92,6 +92,13 @@ class MemoryAPI(Protocol):
     def verify(self, scope: str = "all", repair: bool = False) -> list[VerifyReport]:
         """Compare each store with its notes; with repair, re-index what differs and check again."""
 
+    def review(self, action: str = "list", id: str | None = None, text: str | None = None,
+               space: str | None = None, all: bool = False) -> dict:
+        """The review queue (or with `all` the decision log); accept, reject, undo or edit one decision."""
+
+    def consolidate(self, now=None) -> dict:
+        """Propose weekly summaries of journal memories older than consolidate_after_days (review queue)."""
+
     def close(self) -> None:
         """Release connections."""
 
@@ -127,6 +134,9 @@ class Writer(Protocol):
         """Index these notes of the store now (an add, an edit, an import)."""
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None: ...
+
+    def log_decision(self, store: str, event: dict) -> None:
+        """Append one event to the store's decision log (memories/decisions.py)."""
 
 
 def one_at_a_time(backend):

@@ -23,6 +23,7 @@ TOOL_ARGS = {  # every tool the server lists is called once, in this order; a ne
     "memory_forget": {"query": "green tea"},  # without confirm: only lists what it would remove
     "memory_history": {},  # + the id memory_search found
     "memory_restore": {},  # without an id: lists the trash (the correction's old text is in it)
+    "memory_review": {},  # the review queue
 }
 TOOL_ERRORS = {
     "memory_search": {"query": "tea", "limit": -1},
@@ -172,7 +173,7 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
 
     names, results = asyncio.run(session_run())
     stdio = [t.name for t in asyncio.run(build_server(None, config.load(home=server.home, env={})).list_tools())]  # what `mdmem mcp` lists
-    assert names == stdio and len(names) == 10
+    assert names == stdio and len(names) == 11
     assert set(names) <= set(TOOL_ARGS), "a new tool: give it arguments in TOOL_ARGS"
     for name in names:
         assert not results[name].is_error, (name, results[name].content)

@@ -12,7 +12,7 @@ from mcp.client.stdio import stdio_client
 from conftest import write_notes
 
 TOOLS = {"memory_search", "memory_recall", "memory_add", "memory_get", "memory_update", "memory_forget",
-         "memory_recent", "memory_status", "memory_history", "memory_restore"}
+         "memory_recent", "memory_status", "memory_history", "memory_restore", "memory_review"}
 
 
 def _data(result) -> dict:

@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route
 
 from indexer import log
 from indexer.daemon import http_guard as guard
-from indexer.daemon import mem0_api, mem0_platform, recall_api, ui_api, ui_auth
+from indexer.daemon import mem0_api, mem0_platform, recall_api, review_api, ui_api, ui_auth
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
@@ -119,6 +119,11 @@ MEM0_ROUTES = [
     ("/v1/ui/status", ["GET"], ui_api.status, {}),
     ("/v1/ui/memories", ["POST"], ui_api.memories, {"body": True}),
     ("/v1/ui/search", ["POST"], ui_api.search, {"body": True}),
+    # the review queue of decisions made at write, and consolidation's proposals (docs/REVIEW.md)
+    ("/v1/review", ["GET"], review_api.listing, {"query": True}),
+    ("/v1/review/consolidate", ["POST"], review_api.consolidate, {"body": True}),
+    *((f"/v1/review/{{decision_id}}/{action}", ["POST"], getattr(review_api, action),
+       {"params": ("decision_id",), "body": True}) for action in ("accept", "reject", "undo", "edit")),
 ]
 
 

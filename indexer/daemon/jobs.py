@@ -24,6 +24,8 @@ class Job(str, enum.Enum):
     REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
     RETRY = "retry"  # the work a full disk or read-only store stopped (a reconcile finds all of it)
     CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
+    DECISION = "decision"  # one line of the decision log (`add`'s decisions, the review queue)
+    CONSOLIDATE = "consolidate"  # propose summaries of old journal weeks (scheduled)
 
 
 # jobs whose success shows the store takes writes again (a look at the root, a decay or counting

@@ -6,11 +6,11 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from indexer.config import Config
 
-JOBS = ("reconcile", "decay", "cleanup")
+JOBS = ("reconcile", "decay", "cleanup", "consolidate")
 
 
 class Scheduler:
-    """reconcile / decay / cleanup at the configured intervals, each calling enqueue(job_name)."""
+    """reconcile / decay / cleanup / consolidate at the configured intervals, each calling enqueue(job_name)."""
 
     def __init__(self, cfg: Config, enqueue):
         self._enqueue = enqueue

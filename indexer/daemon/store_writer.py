@@ -21,6 +21,7 @@ from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.sync.store_sync import EDIT_E5_TEXTS, index_paths, sync_store
 from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
+from indexer.daemon.memory_jobs import MemoryJobs
 from indexer.daemon.path_jobs import Sliced, expand, is_big, small_saves
 from indexer.daemon.stall import Stall
 
@@ -29,7 +30,7 @@ ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index f
 ACCESS_GATHER_S = 0.25  # the access counts of searches this close together are written in one commit
 
 
-class StoreWriter(threading.Thread):
+class StoreWriter(MemoryJobs, threading.Thread):
     """The only writer of one store's index; watcher, scheduler and socket just enqueue jobs."""
 
     def __init__(self, name: str, root: Path, embedder, cfg: Config, stopping: threading.Event, lock=None,
@@ -297,12 +298,6 @@ class StoreWriter(threading.Thread):
     def _job_access(self, payload, reply):
         counters.tell_once([counters.count_access(self._st, list(payload))],
                            lambda message: self._log.warning("access_counts_kept", reason=message))
-
-    def _job_reinforce(self, payload, reply):
-        return counters.reinforce(self._st, payload)
-
-    def _job_carry(self, payload, reply):
-        return counters.carry(self._st, *payload)
 
     def _index(self, paths: set, nested: bool = False) -> dict:
         files = expand(paths, self.root, self._st)

@@ -67,3 +67,6 @@ class DaemonWriter:
 
     def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
         return self._call(store, Job.CARRY, (uri, line, old))
+
+    def log_decision(self, store: str, event: dict) -> None:
+        self._call(store, Job.DECISION, event)

@@ -1,4 +1,4 @@
-"""The memory as an MCP server: ten tools with annotations and plain errors, and every note as a live resource."""
+"""The memory as an MCP server: eleven tools with annotations and plain errors, and every note as a live resource."""
 
 from __future__ import annotations
 
@@ -246,6 +246,22 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
         """The newest memories, newest first; since and until list the memories of those days."""
         return run(lambda mem: mem.recent(limit=limit, scope=scope, space=space, since=since, until=until, now=now),
                    lambda items: results(items, compact, scope))
+
+    @server.tool(title="Review memory decisions", annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False))
+    def memory_review(action: Annotated[Literal["list", "accept", "reject", "edit", "undo"],
+                                        Field(description="list what waits; accept keeps a decision, reject and "
+                                                          "undo put things back as before it, edit rewrites the "
+                                                          "memory (or a proposed summary) to text")] = "list",
+                      id: Annotated[str | None, Field(description="The decision id the list gives")] = None,
+                      text: Annotated[str | None, Field(description="With edit: the new text")] = None,
+                      all: Annotated[bool, Field(description="With list: the whole decision log")] = False,
+                      space: Space = None) -> dict:
+        """The decisions memory_add made on its own (a restatement reinforced, an old value struck through, a
+        near memory kept apart) and proposed summaries: list what waits for review, or resolve one by id."""
+        if action != "list" and not id:
+            return error("Give the id of the decision (action list shows them).")
+        return run(lambda mem: mem.review(action, id=id, text=text, space=space, all=all))
 
     @server.tool(title="Memory status", annotations=READ)
     def memory_status(scope: Scope = "all") -> dict:

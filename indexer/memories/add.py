@@ -10,11 +10,13 @@ from indexer import validation
 from indexer.protocol import Writer
 from indexer.index import sql
 from indexer.memories.cite import cited_chunk
+from indexer.memories.likeness import same_words
 from indexer.errors import InputError, MdmemError
 from indexer.notes import clock
 from indexer.notes import item_metadata
 from indexer.notes.privacy import screen
 from indexer.notes.spaces import space_name, space_uri
+from indexer.notes.struck_lines import marked
 from indexer.retrieval.collect import space_filter
 from indexer.notes.append import append_entry, choose_target, format_entry, new_note_header, strip_item
 
@@ -47,8 +49,8 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: Writer, warn, type_:
     base = {"uri": target.uri, "store": target.store, "path": str(target.path), "type": type_, "redacted": redacted}
     # a new value for a stored fact is close to it (70 → 65 公斤: cosine 0.96) but no duplicate: dedupe=False;
     # the memory restated is a twin whatever metadata comes with it (mem0 answers NONE)
-    twin = _find_twin(item_metadata.without(text), stores, embedder, writes, cfg.add_dedupe_threshold, warn,
-                      space) if dedupe else None
+    twin, near = _find_twin(item_metadata.without(text), stores, embedder, writes, cfg.add_dedupe_threshold, warn,
+                            space) if dedupe else (None, None)
     if twin is not None:
         return {**base, **twin, "action": "reinforced"}
     journal = target.uri.startswith(space_uri(space, "journal/")) and not file
@@ -60,45 +62,51 @@ def add_memory(text: str, *, cfg, stores, embedder, writes: Writer, warn, type_:
     record = None
     if indexed:  # report the lines and the id a search hit on this memory will show
         start, end, record = cited_chunk(stores(), target.store, target.uri, start, end)
-    return {**base, "action": "appended", "id": record, "start_line": start, "end_line": end, "indexed": indexed}
+    return {**base, "action": "appended", "id": record, "start_line": start, "end_line": end, "indexed": indexed,
+            **({"near": near} if near and near["similarity"] >= cfg.review_similarity else {})}
 
 
 def _find_twin(text: str, open_stores, emb, writes: Writer, threshold: float, warn,
-               space: str | None = None) -> dict | None:
-    """The stored memory this text restates (≥ threshold), reinforced; None if new."""
+               space: str | None = None) -> tuple[dict | None, dict | None]:
+    """(the stored memory this text restates, reinforced; the closest other one) or None for either.
+
+    A restatement has the same words (likeness.same_words: filler, case and punctuation aside) and a cosine of at
+    least threshold; a near pair with another value (70 → 65 公斤: cosine 0.96) has other words and stays apart."""
+    text = " ".join(strip_item(f"- {text}").split())  # as its line will read: a speaker's label is no word of it
     try:
         stores = open_stores()
         vec = emb.embed_documents([text])[0] if emb.dim else None
     except MdmemError as exc:
         warn(f"cannot check for an existing copy ({exc}); appending anyway")
-        return None
+        return None, None
     want = normalise(text)
-    lines = []  # (store, row, line offset, normalised line)
+    lines = []  # (store, row, line offset, normalised line, the line's memory as written)
     for st in stores:
         rows = sql.vector_search(st.con, vec, DEDUP_CANDIDATES, space=space_filter(st, space)) \
             if vec is not None and st.with_vec else []
         for row in rows:
             for off, line in enumerate(row["content"].split("\n")):
                 norm = normalise(line)
-                if norm and not line.lstrip().startswith("#"):
-                    lines.append((st, row, off, norm))
+                if norm and not line.lstrip().startswith("#") and not marked(line):
+                    lines.append((st, row, off, norm, " ".join(strip_item(line).split())))
     if not lines:
-        return None
+        return None, None
     exact = [item for item in lines if item[3] == want]
-    if exact:
-        best, sim = exact[0], 1.0
-    else:
-        # chunks merge several items, so compare the memory with each item, not the chunk
-        sims = emb.embed_documents([item[3] for item in lines]) @ np.asarray(vec, dtype=np.float32)
-        i = int(np.argmax(sims))
-        best, sim = lines[i], float(sims[i])
-        if sim < threshold:
-            return None
-    st, row, _off, _ = best
+    # chunks merge several items, so compare the memory with each item, not the chunk
+    sims = [1.0] * len(lines) if exact else \
+        (emb.embed_documents([item[4] for item in lines]) @ np.asarray(vec, dtype=np.float32)).tolist()
+    order = sorted(range(len(lines)), key=lambda i: -sims[i])
+    twin = next((i for i in order if lines[i][3] == want or (sims[i] >= threshold and same_words(lines[i][3], want))),
+                None)
+    if twin is None:
+        st, row, _off, _norm, plain = lines[order[0]]
+        return None, {"id": row["id"], "store": st.name, "uri": row["uri"], "text": plain,
+                      "similarity": round(sims[order[0]], 4)}
+    st, row = lines[twin][:2]
     return {"id": row["id"], "uri": row["uri"], "store": st.name, "path": str(st.root / row["uri"]),
             "start_line": row["start_line"],
-            "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sim, 4),
-            "reinforcement": writes.reinforce(st.name, row["id"])}
+            "end_line": row["end_line"], "chunk_id": row["id"], "similarity": round(sims[twin], 4),
+            "reinforcement": writes.reinforce(st.name, row["id"])}, None
 
 
 def _index_now(target, writes: Writer, warn) -> bool:

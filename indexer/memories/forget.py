@@ -1,5 +1,5 @@
 """`forget`: remove a memory by id, or the memories whose text holds what was named; each kept in the trash
-(or, with purge, removed everywhere at once: note, index, trash and mem0's history)."""
+(or, with purge, removed everywhere at once: note, index, trash, decision log and mem0's history)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.memories.edit import Body, body_of, checked_record, index_note, trash_entry
 from indexer.memories.get import record_dict
-from indexer.notes import trash, wording
+from indexer.notes import decision_log, trash, wording
 from indexer.notes.append import strip_item
 from indexer.notes.edit_lines import LineEdit, edit_lines, note_lines, note_target, range_text
 from indexer.notes.scanner import read_note
@@ -139,4 +139,5 @@ def _purge_trashed(stores: list[Store], home: Path, trash_id: str, space: str | 
 def _erase(stores: list[Store], home: Path, ids: set[str], texts: set[str]) -> None:
     for st in stores:
         trash.drop_naming(st.root, ids, texts)
+        decision_log.scrub(st.root, ids, texts)
     trash.scrub_history(home, ids, texts)

@@ -61,7 +61,7 @@ try {
     check((await lost.$$('nav button')).length === 0, 'no views without a login');
     const url = link();
     await lost.goto(url);
-    await until('the login link opens the views', 10, async () => (await lost.$$('nav button')).length === 4);
+    await until('the login link opens the views', 10, async () => (await lost.$$('nav button')).length === 5);
     const spent = await (await browser.createBrowserContext()).newPage();
     await spent.goto(url);
     check((await spent.content()).includes('spent or expired'), 'the same link a second time is refused');
@@ -144,7 +144,7 @@ try {
     await zh.evaluateOnNewDocument(() => Object.defineProperty(navigator, 'language', { get: () => 'zh-CN' }));
     await zh.goto(link());
     await zh.waitForSelector('nav button');
-    check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态', 'the views speak Chinese');
+    check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态 审核', 'the views speak Chinese');
     console.log('e2e ui: all checks passed');
 } catch (err) {
     if (page && FAIL_SHOT) await page.screenshot({ path: FAIL_SHOT }).catch(() => {});

@@ -43,4 +43,4 @@ sys.exit(1)
 PYEOF
 MDMEM_URL="http://127.0.0.1:$PORT" MDMEM_HOME="$HOME_DIR" DRIVER="$CACHE/driver" \
   LOGIN_CMD="$PY -m indexer --home $HOME_DIR ui --no-browser --http 127.0.0.1:$PORT" \
-  FAIL_SHOT="$CACHE/ui-failure.png" SHOT_DIR="${UI_SHOTS:-}" timeout 300 node tests/e2e/ui/e2e_ui.mjs
+  FAIL_SHOT="$CACHE/ui-failure.png" SHOT_DIR="${UI_SHOTS:-}" timeout 300 node "${UI_SUITE:-tests/e2e/ui/e2e_ui.mjs}"
