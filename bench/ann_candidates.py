@@ -76,7 +76,7 @@ def report(name: str, times: list[float], got, want, extra: str = "") -> None:
 
 
 def run_matrix(x, qs, want, k):
-    from indexer.retrieval.vector_matrix import VectorMatrix
+    from indexer.kept.vector_matrix import VectorMatrix
     m = VectorMatrix()
     m.dim = x.shape[1]
     m._clear(x.shape[1])
@@ -103,7 +103,7 @@ def run_ivf(x, qs, want, k, nlist, probes):
     build = time.perf_counter() - t0
     order = np.argsort(assign, kind="stable")
     starts = np.searchsorted(assign[order], np.arange(nlist + 1))
-    from indexer.retrieval.vector_matrix import int8_codes
+    from indexer.kept.vector_matrix import int8_codes
     codes, scale = int8_codes(x[order])
     for nprobe in probes:
         times, got = [], []

@@ -28,17 +28,20 @@ ALLOWED = {
     "indexer.providers": BASE | {"indexer.log", "indexer.embedder", "indexer.e5"},
     "indexer.notes": BASE,
     "indexer.index": BASE | {"indexer.notes"},
-    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5", "indexer.providers"},
-    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.e5", "indexer.retrieval",
-                            "indexer.providers"},
+    # copies of an index kept in memory by a serving process: read from the index, asked for by search
+    "indexer.kept": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
+    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.e5",
+                                 "indexer.providers"},
+    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.e5",
+                            "indexer.retrieval", "indexer.providers"},
     "indexer.memories": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval",
                                 "indexer.protocol"},
-    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval",
+    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.retrieval",
                               "indexer.sync", "indexer.memories", "indexer.protocol", "indexer.providers"},
     "indexer.remote": BASE | {"indexer.protocol"},
     "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.memories",
                            "indexer.protocol"},
-    "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.sync",
+    "indexer.daemon": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.retrieval", "indexer.sync",
                               "indexer.memories", "indexer.embedder", "indexer.memory", "indexer.log",
                               "indexer.remote", "indexer.protocol", "indexer.mcp", "indexer.providers",
                               "indexer.roots"},
@@ -60,7 +63,7 @@ OWNERS = {
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
     "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},
     "pydantic": {"indexer.mcp.server"},
-    "faiss": {"indexer.retrieval.vector_ann"},  # IVF lists for KNN on big stores (vector_matrix picks them)
+    "faiss": {"indexer.kept.vector_ann"},  # IVF lists for KNN on big stores (kept.owner picks them)
     "rich": {"indexer.cli.common"}, "starlette": {"indexer.daemon.http"}, "uvicorn": {"indexer.daemon.http"},
 }
 FREE = {"numpy", "click"}  # click: the whole cli package is its owner
@@ -187,10 +190,6 @@ PROCESS_WIDE = {
     ("indexer.e5", "_use"): "one lock per loaded model: its engine keeps scratch buffers in the model",
     ("indexer.providers.rankers", "_loaded"): "the configured ranking model, loaded once per process (like e5)",
     ("indexer.providers.rankers", "_resting"): "when a ranking server that did not answer is asked again",
-    # switched on once by `serve` and shared by every lent Memory's connections to one index file; an object
-    # the daemon hands its stores would do the same without the switch (not done yet)
-    ("indexer.retrieval.vector_matrix", "_matrices"): "the vector copies (matrix or IVF lists) a serving process keeps",
-    ("indexer.retrieval.text_leg", "_kept"): "big stores' common words a serving process keeps, switched on with the above",
 }
 _MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
 

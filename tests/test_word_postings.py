@@ -8,8 +8,9 @@ import pytest
 
 from indexer.index import db, sql
 from indexer.index.sql import fts_topk
-from indexer.retrieval import text_leg, word_postings
-from indexer.retrieval.word_postings import WordPostings
+from indexer.kept import word_postings
+from indexer.retrieval import text_leg
+from indexer.kept.word_postings import WordPostings
 
 pytestmark = pytest.mark.unit
 

@@ -18,7 +18,6 @@ from indexer.retrieval import feedback
 from indexer.retrieval import query_match
 from indexer.retrieval import text_leg
 from indexer.retrieval import vector_leg
-from indexer.retrieval import vector_matrix
 from indexer.retrieval.fusion import Candidate
 from indexer.retrieval.query import AnalyzedQuery
 
@@ -117,7 +116,7 @@ def _collect_vectors(st: Store, aq: AnalyzedQuery, leg: vector_leg.VectorLeg, po
         c.similarity, c.vec_rank = r["similarity"], rank
     # full-text candidates the KNN pool missed still get their true cosine
     missed = [cid for (name, cid), c in pool.cands.items() if name == st.name and c.similarity is None]
-    for cid, sim in vector_matrix.cosines(st, leg.vector, missed, refresh=not from_matrix).items():
+    for cid, sim in vector_leg.cosines(st, leg.vector, missed, refresh=not from_matrix).items():
         pool.cands[(st.name, cid)].similarity = sim
 
 

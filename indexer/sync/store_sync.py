@@ -65,7 +65,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     # a note skipped for its name has no uri: its message stands for it in the store's list
     notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn, (message, None, None))))
     # one finder for the whole sync: a big first build reads the vectors once, not once per new text
-    finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
+    finder = RestatementFinder(st.con, cfg.similar_threshold, st.kept) if reinforce and st.with_vec else None
     report.files = len(notes)
     seen = set()
     batch: list[tuple[str, Path]] = []
@@ -256,7 +256,7 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
     report.vectors_pending += len(prepared.todo) - len(fresh)
     report.embedded += len(fresh)
     if reinforce and st.with_vec:
-        finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
+        finder = finder or RestatementFinder(st.con, cfg.similar_threshold, st.kept)
         finder.start_batch({h: vectors[h] for h in fresh})
     with db.transaction(st.con):
         for p in prepared.pending:
