@@ -5,7 +5,7 @@ import pytest
 from indexer import ranking_model
 from indexer.index import db, sql
 from indexer.notes.chunker import parse_note
-from indexer.retrieval import e5_stage
+from indexer.retrieval import ranking_stage
 from ranking_pairs import PAIRS
 
 FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
@@ -132,7 +132,7 @@ def test_the_answer_paragraph_is_first_not_the_checklist(make_memory):
 @pytest.mark.parametrize("texts", [[], ["一"]])
 def test_passages_shape(texts):
     assert ranking_model.passages(texts).shape == (len(texts), 384)
-    assert e5_stage.STAGE_POOL >= 10
+    assert ranking_stage.STAGE_POOL >= 10
 
 
 def test_a_question_runs_the_engine_on_one_thread():

@@ -13,7 +13,7 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.notes.textseg import match_any
-from indexer.retrieval import e5_stage
+from indexer.retrieval import ranking_stage
 from indexer.retrieval import feedback
 from indexer.retrieval import query_match
 from indexer.retrieval import text_leg
@@ -87,7 +87,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
 
 def _e5_of(text: str, keep: str, made: dict) -> Future:
     if ("e5", text) not in made:
-        made["e5", text] = e5_stage.start(text, keep)
+        made["e5", text] = ranking_stage.start(text, keep)
     return made["e5", text]
 
 
