@@ -28,7 +28,7 @@ from indexer.embedder import load_embedder  # noqa: E402
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.memory_items import text_to_embed  # noqa: E402
-from indexer.sync import e5_vectors  # noqa: E402
+from indexer.sync import ranking_vectors  # noqa: E402
 
 
 def main() -> None:
@@ -67,7 +67,7 @@ def main() -> None:
         ranking_model.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
         raw_e5 += time.perf_counter() - t0
         t0 = time.perf_counter()
-        n += e5_vectors.fill(st, len(rows))
+        n += ranking_vectors.fill(st, len(rows))
         fill_s += time.perf_counter() - t0
     print(json.dumps({"sets": args.sets, "chunk_texts": len(texts), "index_s": round(searchable, 2),
                       "raw_usem3_s": round(raw_usem3, 2), "index_vs_raw_usem3": round(searchable / raw_usem3, 3),

@@ -155,12 +155,12 @@ def test_a_question_runs_the_engine_on_one_thread():
 
 def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(make_memory, monkeypatch, tmp_path):
     from conftest import write_notes
-    from indexer.sync import e5_vectors
+    from indexer.sync import ranking_vectors
     # ranking_fill_s 0: a machine too busy to embed one text in time
     mem = make_memory(global_notes=FAMILY, ranking_fill_s=0.0)
     con = mem.stores("global")[0].con
     assert sql.e5_progress(con) == (5, 5)  # a store this small is filled all the same
-    monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
+    monkeypatch.setattr(ranking_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
     write_notes(tmp_path / "home", PAIRS)
     mem.index()
     assert sql.e5_progress(con) == (5, 11) and mem.status()["global"]["e5"] == [5, 11]
@@ -173,12 +173,12 @@ def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(m
 
 
 def test_a_hit_still_waiting_for_its_e5_vector_keeps_its_first_stage_place(make_memory, monkeypatch):
-    from indexer.sync import e5_vectors
-    monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 0)
+    from indexer.sync import ranking_vectors
+    monkeypatch.setattr(ranking_vectors, "FILL_ALL_UNDER", 0)
     mem = make_memory(global_notes=PAIRS, ranking_fill_s=0.0)
     first = mem.search("坐车时我有什么毛病？", explain=True, limit=6, bump=False)
     st = mem.stores("global")[0]
-    e5_vectors.bind(st)
+    ranking_vectors.bind(st)
     with db.transaction(st.con):  # every text but the first hit's gets its vector
         sql.put_e5(st.con, {sql.chunks_by_ids(st.con, [h.id])[0]["content_hash"]: ranking_model.passages([h.content])[0]
                             for h in first[1:]})
