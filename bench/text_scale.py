@@ -29,7 +29,7 @@ from perf import sample_queries  # noqa: E402
 from indexer.index import db, sql  # noqa: E402
 from indexer.index.sql import fts_topk  # noqa: E402
 from indexer.notes.textseg import fts_match_expression  # noqa: E402
-from indexer.retrieval import text_leg  # noqa: E402
+from indexer.retrieval import full_text  # noqa: E402
 from indexer.kept.word_postings import WordPostings  # noqa: E402
 
 
@@ -92,7 +92,7 @@ def main() -> None:
         times["fts5"].append(t)
         _got, t = timed(lambda: fts_topk.top_rowids(con, m, args.k, chunks))
         times["pruned"].append(t)
-        got, t = timed(lambda: text_leg.top_rowids(words, con, m, args.k))
+        got, t = timed(lambda: full_text.top_rowids(words, con, m, args.k))
         if got is None:  # no common word in the question: FTS5 answers, as the daemon does
             got, t2 = timed(lambda: fts_topk.top_rowids(con, m, args.k, chunks))
             t += t2

@@ -16,7 +16,7 @@ from indexer.notes.textseg import match_any
 from indexer.retrieval import ranking_stage
 from indexer.retrieval import feedback
 from indexer.retrieval import query_match
-from indexer.retrieval import text_leg
+from indexer.retrieval import full_text
 from indexer.retrieval import vector_leg
 from indexer.retrieval.fusion import Candidate
 from indexer.retrieval.query import AnalyzedQuery
@@ -95,9 +95,9 @@ def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: st
                   fb=None, made: dict | None = None) -> tuple[str, ...]:
     """This store's full-text candidates; returns the feedback words used (fb = (docs, words))."""
     q = aq.q
-    held = text_leg.doc_counts(st)
+    held = full_text.doc_counts(st)
     found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms, held), size, under=q.under,
-                           space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st, made))
+                           space=space, since=q.since, until=q.until, ranker=full_text.ranker(st, made))
     chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
     ideal = query_match.ideal_bm25(st.con, q.text, chunks, held) if found else 1.0  # stores on one scale
     for rank, r in enumerate(found, 1):
@@ -132,7 +132,7 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
               space: str | None, chunks: int, made: dict | None = None) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     q = aq.q
-    held = text_leg.doc_counts(st)
+    held = full_text.doc_counts(st)
 
     def count_upto(term: str, surface: str, cap: int) -> int:
         n = held(term) if held is not None else None
@@ -143,7 +143,7 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
     if not exp.words:
         return ()
     found = sql.fts_search(st.con, match_any(exp.words), size, under=q.under, space=space,
-                           since=q.since, until=q.until, ranker=text_leg.ranker(st, made))
+                           since=q.since, until=q.until, ranker=full_text.ranker(st, made))
     ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks, held) if found else 1.0
     for r in found:
         pool.add(st.name, r).bm25_feedback = r["bm25"] / ideal
