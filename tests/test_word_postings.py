@@ -185,3 +185,32 @@ def test_the_runs_of_one_search_share_the_scores(skewed, monkeypatch):
     assert len(scored) == 1
     assert inside == fts_topk._plain(st.con, match, 10, " AND c.uri < ?", ["n100.md"])
     assert [r for r, _s in outside] == [r for r, _s in fts_topk._plain(st.con, match, 10, "", ())]
+
+
+def test_the_owner_keeps_a_big_stores_words_for_search_and_lets_them_go(skewed, monkeypatch):
+    from indexer.kept import owner
+    from indexer.kept.owner import KeptCopies
+    from indexer.memory import Memory
+
+    mem = skewed
+    questions = ["river stone", "灯塔 garden", "light water meetings", "kingfisher river"]
+    plain = {q: [(h.uri, h.score) for h in mem.search(q, mode="fts", bump=False)] for q in questions}
+    kept = KeptCopies(keep=True)
+    with Memory(cfg=mem.cfg, embedder=mem.embedder, kept=kept) as served:  # as the daemon lends one
+        st = served.stores("global")[0]
+        assert kept.words(st) is None  # 300 chunks: below MIN_ROWS, FTS5 alone
+        monkeypatch.setattr(owner, "MIN_ROWS", 100)
+        kept.warm([st])  # starts reading or making them in the background
+        words = kept.words(st)
+        assert words.wait(60) and kept.state(st.index_path)["kept_words"] == "words"
+        assert full_text.doc_counts(st) is not None and words.nbytes() > 0
+        answered = []
+        real = full_text.top_rowids
+        monkeypatch.setattr(full_text, "top_rowids", lambda *a, **k: answered.append(1) or real(*a, **k))
+        got = {q: [(h.uri, h.score) for h in served.search(q, mode="fts", bump=False)] for q in questions}
+        assert answered and all([u for u, _s in got[q]] == [u for u, _s in plain[q]] for q in questions)
+        assert all([s for _u, s in got[q]] == pytest.approx([s for _u, s in plain[q]], rel=1e-6) for q in questions)
+        assert full_text.doc_counts(mem.stores("global")[0]) is None  # the in-process Memory keeps none
+        kept.drop()
+        assert not words.ready and words.nbytes() == 0 and kept.state(st.index_path)["kept_words"] is None
+        assert full_text.ranker(st) is None  # nothing is made again once dropped
