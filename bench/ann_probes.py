@@ -17,8 +17,8 @@ from perf import percentiles, sample_queries  # noqa: E402
 
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.retrieval import vector_ann  # noqa: E402
-from indexer.retrieval import vector_matrix  # noqa: E402
+from indexer.kept import vector_ann  # noqa: E402
+from indexer.embedder import one_blas_thread  # noqa: E402
 
 
 def main() -> None:
@@ -28,12 +28,12 @@ def main() -> None:
     ap.add_argument("--shares", default="64,32,16,8", help="probe 1/share of the lists (comma list)")
     args = ap.parse_args()
     queries = sample_queries(default_eval_dir(), args.queries)
-    vector_matrix.keep_in_memory()
+    one_blas_thread()  # as a serving process runs its kept copies
     with Memory(home=args.home) as mem:
         st = mem.stores("global")[0]
         lists = vector_ann.AnnVectors(os.path.realpath(st.index_path))
         t0 = time.perf_counter()
-        with lists._lock:
+        with lists.lock:
             lists.refresh(st.con)
         lists.wait()
         print(f"lists ready in {time.perf_counter() - t0:.1f} s: {lists.rows} rows, {lists._index.nlist} lists,"

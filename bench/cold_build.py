@@ -83,11 +83,11 @@ def run_index(home: Path, env: dict, files: int, kill_at: float | None, log: Pat
 
 
 def e5_rate(texts: list[str]) -> float:
-    from indexer import e5
-    e5.passages(texts[:8])
+    from indexer import ranking_model
+    ranking_model.passages(texts[:8])
     t0 = time.perf_counter()
     for i in range(0, len(texts), 32):
-        e5.passages(texts[i:i + 32])
+        ranking_model.passages(texts[i:i + 32])
     return round(len(texts) / (time.perf_counter() - t0), 1)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from indexer import e5  # noqa: E402
+from indexer import ranking_model  # noqa: E402
 from indexer.index import db, sql  # noqa: E402
 
 
@@ -28,7 +28,7 @@ def main() -> None:
     every = sql.e5_all(con)
     with db.transaction(con):
         sql.write_meta(con, {"e5_model": "dropped"})
-        sql.bind_e5(con, e5.model_id())  # another model's id: the table is emptied, the right id set again
+        sql.bind_e5(con, ranking_model.model_id())  # another model's id: the table is emptied, the right id set again
         sql.put_e5(con, {h: db.blob_vector(v) for i, (h, v) in enumerate(sorted(every.items()))
                          if i % args.keep_every == 0})
     print(json.dumps({"kept": sql.e5_progress(con)[0], "texts": sql.e5_progress(con)[1]}))

@@ -31,7 +31,7 @@ from indexer import config as config_mod  # noqa: E402
 from indexer.index import db  # noqa: E402
 from indexer.index import sql  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
-from indexer.retrieval import vector_matrix  # noqa: E402
+from indexer.kept.owner import KeptCopies  # noqa: E402
 from indexer.embedder import load_embedder  # noqa: E402
 from indexer.models import Chunk, Note, sha256_text  # noqa: E402
 from indexer.sync.continuity import write_note  # noqa: E402
@@ -263,25 +263,24 @@ def daemon_latency(home: Path, queries: list[str], modes, repeat: int, env: dict
 def _kept(st):
     """The store's kept matrix or IVF lists, read or built now; (it, seconds until it answers)."""
     t0 = time.perf_counter()
-    matrix = vector_matrix.for_index(st.index_path, st.con)
-    vector_matrix.warm([st])
-    vector_matrix.ready(st)  # both are read in a background thread
+    matrix = st.kept.vectors(st)
+    st.kept.warm([st])
+    st.kept.ready(st)  # both are read in a background thread
     return matrix, time.perf_counter() - t0
 
 
 def matrix_recall(home: Path, queries: list[str], k: int = 10) -> dict:
     """The daemon's KNN (in-memory matrix, or IVF lists on a big store) against sqlite-vec's exact cosine
     scan: recall@k, time to load (for lists: to build when no saved file is there, then to read it), size."""
-    with Memory(home=home) as mem:
+    with Memory(home=home, kept=KeptCopies(keep=True)) as mem:  # kept as the daemon keeps them
         st = mem.stores("global")[0]
-        vector_matrix.keep_in_memory()
         try:
             matrix, first_s = _kept(st)
             load_s = first_s
             if hasattr(matrix, "wait"):  # read the saved lists back, as a daemon starting again does
                 matrix.wait()  # their save, which follows their build
-                vector_matrix.stop_keeping()
-                vector_matrix.keep_in_memory()
+                st.kept.drop()
+                st.kept = KeptCopies(keep=True)  # a daemon started again
                 matrix, load_s = _kept(st)
             recalls, tied, fast, exact = [], [], [], []
             for q in queries:
@@ -302,7 +301,8 @@ def matrix_recall(home: Path, queries: list[str], k: int = 10) -> dict:
                 tied.append((len(got & want) + sum(float(x @ u / np.linalg.norm(x)) >= kth - 1e-6
                                                    for x in other.values())) / max(1, len(want)))
         finally:
-            vector_matrix.stop_keeping()
+            st.kept.drop()
+            mem.kept.drop()
     return {f"recall_at_{k}": round(statistics.mean(recalls), 4), "min_recall": min(recalls),
             f"recall_at_{k}_ties": round(statistics.mean(tied), 4), "min_recall_ties": min(tied), "rows": matrix.rows,
             "matrix_mb": round(matrix.nbytes() / 2**20, 1), "load_s": round(load_s, 2), "first_load_s": round(first_s, 2),

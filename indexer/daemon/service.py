@@ -11,8 +11,6 @@ from pathlib import Path
 
 from indexer import config as config_mod
 from indexer import log
-from indexer.retrieval import text_leg
-from indexer.retrieval import vector_matrix
 from indexer.daemon.lending import OWN, Lender
 from indexer.config import Config
 from indexer.providers import load_embedder
@@ -21,6 +19,7 @@ from indexer.private_files import make_private_dirs, open_private
 from indexer.roots import missing_store
 from indexer.index import sql
 from indexer.index.stores import identity, store_roots
+from indexer.kept.owner import KeptCopies
 from indexer.daemon.jobs import Job, Reply
 from indexer.daemon.lock_file import LOCK_NAME, how_to_stop, stamp
 from indexer.daemon.store_writer import StoreWriter
@@ -97,6 +96,8 @@ class Daemon:
         self.scheduler = None
         self.server = None
         self.started_at = time.time()
+        # the copies of each index kept in memory, handed to every store the daemon opens (made by run())
+        self.kept = KeptCopies()
         self.readers = Lender(self)  # the Memory objects requests borrow
         self._log = log.get()
 
@@ -115,6 +116,7 @@ class Daemon:
         try:
             self._install_signals()
             _bounded_heap()
+            self.kept = KeptCopies(keep=True)
             self._log.info("daemon_starting", pid=os.getpid(), stores={n: str(r) for n, r in roots})
             if self._embedder is None:
                 self._embedder = load_embedder(self.cfg, fallback=True,
@@ -122,7 +124,7 @@ class Daemon:
             self._warm_up()
             for name, root in roots:
                 w = StoreWriter(name, root, self._embedder, self.cfg, self.stopping, lock=lock_of[name],
-                                on_change=self._store_changed)
+                                on_change=self._store_changed, kept=self.kept)
                 w.start()
                 w.ready.wait()
                 if w.open_error is not None:
@@ -138,11 +140,8 @@ class Daemon:
             self.watcher.start()
             for w in self.writers.values():
                 w.submit(Job.RECONCILE)
-            vector_matrix.keep_in_memory()
-            text_leg.keep_in_memory()
             with self.lend() as first:
-                vector_matrix.warm(first.stores())  # one reader's connections and vectors before the first request
-                text_leg.warm(first.stores())
+                self.kept.warm(first.stores())  # one reader's connections and copies before the first request
             self.server = Server(self.cfg, self)
             self.server.start()
             if self._http_options is not None:
@@ -209,6 +208,7 @@ class Daemon:
         for w in self.writers.values():
             w.join(timeout=60)  # the current file is finished and committed, then the thread ends
         self.readers.drain()
+        self.kept.drop()
         for lock in self.locks:
             lock.release()
         self._log.info("daemon_stopped")
@@ -243,7 +243,7 @@ class Daemon:
             lock = StoreLock(project)
             lock.acquire()  # another daemon serving that project: its one-line refusal goes to the caller
             w = StoreWriter("project", project, self._embedder, self.cfg, self.stopping, lock=lock,
-                            on_change=lambda _name, attached: self._store_changed(key, attached))
+                            on_change=lambda _name, attached: self._store_changed(key, attached), kept=self.kept)
             w.start()
             w.ready.wait()
             if w.open_error is not None:
@@ -318,8 +318,7 @@ class Daemon:
                          "last_sync": w.last_sync or s.get("last_indexed_at"),
                          "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
                          "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),
-                         "missing": w.missing, "kept_vectors": vector_matrix.state(s.get("index")),
-                         "kept_words": text_leg.state(s.get("index"))}
+                         "missing": w.missing, **self.kept.state(s.get("index"))}
         return out
 
 

@@ -34,9 +34,10 @@ class StoreWriter(MemoryJobs, threading.Thread):
     """The only writer of one store's index; watcher, scheduler and socket just enqueue jobs."""
 
     def __init__(self, name: str, root: Path, embedder, cfg: Config, stopping: threading.Event, lock=None,
-                 on_change=None):
+                 on_change=None, kept=None):
         super().__init__(name=f"mdmem-writer-{name}", daemon=True)
         self.store_name, self.root, self.embedder, self.cfg = name, Path(root), embedder, cfg
+        self.kept = kept  # the daemon's kept copies, shared with its readers' stores of the same file
         self.stopping = stopping
         self.lock = lock  # the daemon's StoreLock of this root, taken again in a recreated root
         self.on_change = on_change or (lambda name, attached: None)
@@ -145,7 +146,8 @@ class StoreWriter(MemoryJobs, threading.Thread):
 
     # -- the root folder and index file: deleted, replaced, recreated ------------------------------------
     def _open(self) -> None:
-        st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks)
+        st = open_store(self.store_name, self.root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
+                        kept=self.kept)
         if self._filter is None:
             self._filter = st.filter
         else:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
+from indexer import memo
 from indexer.errors import NoteError
 from indexer.notes.frontmatter import split_front_matter
 from indexer.models import Caveat, Chunk, Note
@@ -146,7 +146,7 @@ def _records(lines, items, section, max_tokens):
             yield p
 
 
-@lru_cache(maxsize=16384)  # a 10,000-item memory note fits; at most about 30 MB of texts
+@memo.pure(16384)  # a 10,000-item memory note fits; at most about 30 MB of texts
 def _count_short(text: str) -> int:
     return count_tokens(text)
 

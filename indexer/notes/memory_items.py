@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import lru_cache
 
+from indexer import memo
 from indexer.notes import item_metadata
 
 MEMORY_TYPES = ("preference", "fact", "decision", "entity", "episodic")
@@ -71,7 +71,7 @@ def day_of(value) -> str | None:
     return None
 
 
-@lru_cache(maxsize=16384)  # a daemon re-reads a long memory note on every edit: unchanged items cost nothing
+@memo.pure(16384)  # a daemon re-reads a long memory note on every edit: unchanged items cost nothing
 def item_meta(text: str, fallback_day: str | None) -> ItemMeta:
     """Date, inline #tags, `<!-- importance: N -->` and `<!-- type: T -->` of one list item (its first line holds
     the date): in a journal shared by several types each memory says its own."""

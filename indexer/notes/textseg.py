@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Iterator
+
+from indexer import memo
 
 
 # Bump when document tokens change: an index built with other tokens must be rebuilt.
@@ -32,7 +33,7 @@ def _rjieba():
     return rjieba
 
 
-@lru_cache(maxsize=65536)
+@memo.pure(65536)
 def _han_expansions(word: str) -> tuple[str, ...]:
     """The word, its search sub-words and its single characters, deduplicated."""
     out = [word]
@@ -118,7 +119,7 @@ def stopwords() -> frozenset[str]:
     return _EN_STOP | _ZH_STOP
 
 
-@lru_cache(maxsize=1 << 16)  # called for every word of every feedback document, on a few thousand distinct words
+@memo.pure(1 << 16)  # called for every word of every feedback document, on a few thousand distinct words
 def is_stopword(word: str) -> bool:
     """Function words of either language, and lone latin letters ("s" of "Chen's", "t" of "don't"),
     which match nearly every English note."""

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from indexer.errors import ConfigError, ProviderError, ProviderUnavailable
 
-# The stage's models besides e5 (the bundled one ranks from vectors stored per chunk text, retrieval/e5_stage)
+# The stage's models besides e5 (the bundled one ranks from vectors stored per chunk text, retrieval/ranking_stage)
 # and none; each "module:Class" is imported only when chosen, so a missing library fails only its own choice.
 RANKERS = {
     "cross-encoder": "indexer.providers.st_cross_encoder:CrossEncoderRanker",

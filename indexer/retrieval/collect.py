@@ -13,12 +13,11 @@ from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.notes.textseg import match_any
-from indexer.retrieval import e5_stage
+from indexer.retrieval import ranking_stage
 from indexer.retrieval import feedback
 from indexer.retrieval import query_match
-from indexer.retrieval import text_leg
+from indexer.retrieval import full_text
 from indexer.retrieval import vector_leg
-from indexer.retrieval import vector_matrix
 from indexer.retrieval.fusion import Candidate
 from indexer.retrieval.query import AnalyzedQuery
 
@@ -88,7 +87,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
 
 def _e5_of(text: str, keep: str, made: dict) -> Future:
     if ("e5", text) not in made:
-        made["e5", text] = e5_stage.start(text, keep)
+        made["e5", text] = ranking_stage.start(text, keep)
     return made["e5", text]
 
 
@@ -96,9 +95,9 @@ def _collect_text(st: Store, aq: AnalyzedQuery, size: int, pool: Pool, space: st
                   fb=None, made: dict | None = None) -> tuple[str, ...]:
     """This store's full-text candidates; returns the feedback words used (fb = (docs, words))."""
     q = aq.q
-    held = text_leg.doc_counts(st)
+    held = full_text.doc_counts(st)
     found = sql.fts_search(st.con, query_match.match_for_store(st.con, aq.terms, held), size, under=q.under,
-                           space=space, since=q.since, until=q.until, ranker=text_leg.ranker(st, made))
+                           space=space, since=q.since, until=q.until, ranker=full_text.ranker(st, made))
     chunks = sql.chunk_count(st.con) if found else 0  # shared by both idf sums below
     ideal = query_match.ideal_bm25(st.con, q.text, chunks, held) if found else 1.0  # stores on one scale
     for rank, r in enumerate(found, 1):
@@ -117,7 +116,7 @@ def _collect_vectors(st: Store, aq: AnalyzedQuery, leg: vector_leg.VectorLeg, po
         c.similarity, c.vec_rank = r["similarity"], rank
     # full-text candidates the KNN pool missed still get their true cosine
     missed = [cid for (name, cid), c in pool.cands.items() if name == st.name and c.similarity is None]
-    for cid, sim in vector_matrix.cosines(st, leg.vector, missed, refresh=not from_matrix).items():
+    for cid, sim in vector_leg.cosines(st, leg.vector, missed, refresh=not from_matrix).items():
         pool.cands[(st.name, cid)].similarity = sim
 
 
@@ -133,7 +132,7 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
               space: str | None, chunks: int, made: dict | None = None) -> tuple[str, ...]:
     """Search again with the words the best hits share; their BM25 becomes a second full-text signal."""
     q = aq.q
-    held = text_leg.doc_counts(st)
+    held = full_text.doc_counts(st)
 
     def count_upto(term: str, surface: str, cap: int) -> int:
         n = held(term) if held is not None else None
@@ -144,7 +143,7 @@ def _feedback(st: Store, aq: AnalyzedQuery, top: list[dict], n_words: int, size:
     if not exp.words:
         return ()
     found = sql.fts_search(st.con, match_any(exp.words), size, under=q.under, space=space,
-                           since=q.since, until=q.until, ranker=text_leg.ranker(st, made))
+                           since=q.since, until=q.until, ranker=full_text.ranker(st, made))
     ideal = query_match.ideal_bm25(st.con, " ".join(exp.words), chunks, held) if found else 1.0
     for r in found:
         pool.add(st.name, r).bm25_feedback = r["bm25"] / ideal

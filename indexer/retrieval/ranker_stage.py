@@ -8,11 +8,11 @@ import numpy as np
 
 from indexer.notes.memory_items import text_to_embed
 from indexer.providers import rankers
-from indexer.retrieval.e5_stage import SECTION_WEIGHT, STAGE_POOL, STAGE_WEIGHT
+from indexer.retrieval.ranking_stage import SECTION_WEIGHT, STAGE_POOL, STAGE_WEIGHT
 
 
 def rerank(ranked: list, aq, cfg, pool: int = STAGE_POOL) -> list:
-    """The top `pool` hits blended with the ranker's scores as e5_stage blends e5's cosines (without e5's
+    """The top `pool` hits blended with the ranker's scores as ranking_stage blends e5's cosines (without e5's
     allowance for the other script, measured for e5 alone); the ranker reads what the embedder reads of each
     chunk. A ranker that cannot answer leaves the first stage's order, and each hit says why (ranker_error)."""
     top = ranked[:pool]

@@ -14,7 +14,7 @@ from indexer.notes.append import strip_item
 from indexer.notes.textseg import mostly_han
 from indexer.providers import llm
 from indexer.retrieval import relevance
-from indexer.retrieval.e5_stage import CROSS_SCRIPT
+from indexer.retrieval.ranking_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from indexer import e5
+from indexer import ranking_model
 from indexer.notes.textseg import mostly_han
 
 # e5's cosines crowd into 0.75-0.93 and their level moves with the question (a short Chinese question scores
@@ -99,7 +99,7 @@ def levels(qvec: np.ndarray | None) -> dict[bool, float] | None:
     """The question's best cosine over BACKGROUND's Chinese (True) and its other (False) sentences, or None
     without the model: a memory is judged against the level of its own language (e5 scores a language
     against the question's own higher, by a gap that moves with the question)."""
-    bg = e5.background(BACKGROUND)
+    bg = ranking_model.background(BACKGROUND)
     if qvec is None or bg is None or not len(bg):
         return None
     cos = bg @ qvec
@@ -109,7 +109,7 @@ def levels(qvec: np.ndarray | None) -> dict[bool, float] | None:
 
 def generality(qvec: np.ndarray) -> float:
     def top2(texts):
-        return float(np.sort(e5.background(texts) @ qvec)[-2:].mean())
+        return float(np.sort(ranking_model.background(texts) @ qvec)[-2:].mean())
     return top2(GENERAL) - top2(PERSONAL)
 
 
@@ -122,7 +122,7 @@ def attach(hits: list, aq, qvec) -> list:
     a question about the family lifts the memories naming a member to the best one's relevance."""
     if not any(h.signals.get("e5_cosine") is not None for h in hits):
         return hits
-    qv = qvec.result() if qvec is not None else e5.query(aq.text)
+    qv = qvec.result() if qvec is not None else ranking_model.query(aq.text)
     base = levels(qv)
     if base is None:
         return hits

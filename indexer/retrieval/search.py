@@ -15,7 +15,7 @@ from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import Hit
 from indexer.notes.textseg import mostly_han
-from indexer.retrieval import e5_stage
+from indexer.retrieval import ranking_stage
 from indexer.retrieval import ranker_stage
 from indexer.retrieval import episodes
 from indexer.retrieval import relevance
@@ -119,7 +119,7 @@ def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> lis
         return hits
     if cfg.ranker != "e5":
         return ranker_stage.rerank(hits, aq, cfg)
-    return relevance.attach(e5_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
+    return relevance.attach(ranking_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
                                             pool.cons, aq, qvec=pool.e5_query), aq, pool.e5_query)
 
 

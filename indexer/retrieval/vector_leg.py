@@ -15,7 +15,7 @@ import numpy as np
 
 from indexer.index import sql
 from indexer.index.stores import Store
-from indexer.retrieval import vector_matrix
+from indexer.kept.shortlist import unit
 
 _AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="vector-leg")
 # a filter (time window, space, folder) letting this many rows through or fewer is scored from the kept copy:
@@ -35,7 +35,7 @@ class VectorLeg:
         self._pool, self._settle_at = pool, settle_at
         self._made = {} if made is None else made  # text -> its vector, from a run of the same search before
         self._matrices = {st.name: m for st in stores
-                          if matrix_ok.get(st.name) and (m := vector_matrix.refreshed(st)) is not None}
+                          if matrix_ok.get(st.name) and (m := refreshed(st)) is not None}
         self._future: Future | None = None
         self._vector: np.ndarray | None = None
         self._shortlists: dict = {}
@@ -73,8 +73,8 @@ class VectorLeg:
             found, nearest = self._shortlists[st.name]
             if nearest is None:
                 nearest = self._matrices[st.name].finish(st.con, found)
-            return vector_matrix.rows_of(st, nearest), True
-        kept = vector_matrix.refreshed(st)
+            return rows_of(st, nearest), True
+        kept = refreshed(st)
         if kept is not None:
             filters = dict(under=q.under, space=space, since=q.since, until=q.until)
             # counted first on the filters' indexes: joining each row to its vector's rowid costs 3.4 us a row,
@@ -85,7 +85,7 @@ class VectorLeg:
                 best = sorted(sims.items(), key=lambda p: (-p[1], p[0]))[:self._pool]
             else:
                 best = self._nearest_passing(st, kept, qvec, q, space)
-            return vector_matrix.rows_of(st, best), True
+            return rows_of(st, best), True
         return sql.vector_search(st.con, qvec, self._pool, under=q.under, space=space,
                                  since=q.since, until=q.until), False
 
@@ -103,3 +103,23 @@ class VectorLeg:
             if len(got) >= self._pool or len(near) < want or want >= kept.rows:
                 return got[:self._pool]
             want *= WIDE_GROWTH
+
+
+def refreshed(st: Store):
+    """The store's kept vectors in step with it, or None when its process keeps none (or not yet)."""
+    return st.kept.refreshed(st) if st.kept is not None else None
+
+
+def rows_of(st: Store, found: list[tuple[str, float]]) -> list[dict]:
+    """The chunk rows of (id, cosine) pairs, with `similarity`, in their order (rows gone since are left out)."""
+    by_id = {r["id"]: r for r in sql.chunks_by_ids(st.con, [cid for cid, _s in found])}
+    return [{**by_id[cid], "similarity": sim} for cid, sim in found if cid in by_id]
+
+
+def cosines(st: Store, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
+    """Cosines of the query with these chunks: from the kept vectors when there are some, else read from sqlite-vec."""
+    kept = st.kept.vectors(st) if st.kept is not None else None
+    if kept is not None and not kept.warming:
+        return kept.cosines(st.con, qvec, ids, refresh)
+    q = unit(qvec)
+    return {cid: float(v @ q) for cid, v in sql.vectors_for_ids(st.con, ids).items()}

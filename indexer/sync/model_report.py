@@ -6,7 +6,7 @@ import json
 import os
 import time
 
-from indexer import e5
+from indexer import ranking_model
 from indexer.config import Config
 from indexer.errors import MdmemError
 from indexer.index import db, sql
@@ -47,7 +47,7 @@ def _embedder(cfg: Config, probe: bool) -> dict:
 
 def _ranker(cfg: Config) -> dict:
     provider = getattr(cfg, "ranker", "e5") if cfg.rerank else "none"
-    return {"provider": provider, "model": getattr(cfg, "ranker_model", "") or (e5.model_id() if provider == "e5"
+    return {"provider": provider, "model": getattr(cfg, "ranker_model", "") or (ranking_model.model_id() if provider == "e5"
                                                                                else ""),
             "base_url": getattr(cfg, "ranker_base_url", "")}
 

@@ -15,7 +15,7 @@ from indexer.errors import (AccessDeniedError, CorruptIndexError, DiskFullError,
 from indexer.index.stores import Store, open_store
 from indexer.models import SyncReport
 from indexer.private_files import make_private_dirs
-from indexer.sync import e5_vectors
+from indexer.sync import ranking_vectors
 from indexer.sync.store_sync import sync_store
 
 
@@ -42,13 +42,13 @@ def rebuild_store(name: str, root: Path, embedder, cfg: Config, no_cache: bool =
                 cache = sql.vectors_by_hash(live)
             saved = sql.counters_by_uri_hash(live)
             aliases = sql.all_aliases(live)
-            e5_old = e5_vectors.old_vectors(live, no_cache)
+            e5_old = ranking_vectors.old_vectors(live, no_cache)
         except MdmemError:
             cache, saved, aliases = {}, [], []  # an unreadable old index only costs re-embedding
     cache = {**resumed, **cache}
     shadow = open_store(name, root, embedder, index_path=shadow_path, follow_symlinks=cfg.follow_symlinks)
     try:
-        e5_vectors.carry(shadow, e5_old)
+        ranking_vectors.carry(shadow, e5_old)
         report = sync_store(shadow, embedder, cfg, progress=progress, warn=warn, reinforce=False, cache=cache)
         with db.transaction(shadow.con):
             sql.delete_orphan_e5(shadow.con)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexer.index import sql
-from indexer.retrieval import vector_matrix
-from indexer.retrieval.vector_matrix import int8_codes
+from indexer.kept.vector_matrix import int8_codes
 from indexer.notes.spaces import space_of
 
 BULK = 32  # new texts in one batch from which one pass over all vectors beats a KNN scan per text
@@ -18,7 +17,7 @@ QUERY_BLOCK = 256  # new texts compared at a time: a batch of long notes can hol
 PROJECTED = 64  # principal directions of the prefilter (see _scan_pruned)
 FIT_AT = 2048  # rows before the prefilter is worth fitting: below, one product over all rows is cheap
 BOUND_SLACK = 0.005  # the bound's rounding (float16 rows) is under 0.001
-# From this many rows a batch reads IVF lists (vector_ann.CodeLists: 4-bit codes, 1/LIST_SHARE of the lists
+# From this many rows a batch reads IVF lists (kept.vector_ann.CodeLists: 4-bit codes, 1/LIST_SHARE of the lists
 # a text) instead of bounding every row: the prefilter's pass over all rows made a build quadratic
 # (~0.35 s a batch at 500k rows); a restatement (cosine >= 0.85) sits in the text's own or next lists.
 LISTS_AT = 100_000
@@ -42,8 +41,9 @@ class RestatementFinder:
     confirmed against the index (row still there, exact cosine) before one is reinforced.
     """
 
-    def __init__(self, con, threshold: float):
+    def __init__(self, con, threshold: float, kept=None):
         self.con, self.threshold = con, threshold
+        self._kept = kept  # the serving process's kept copies (kept.KeptCopies), or None
         self._mat: np.ndarray | None = None
         self._scale = np.zeros(0, dtype=np.float32)
         self._n = 0
@@ -54,7 +54,7 @@ class RestatementFinder:
         self._basis: np.ndarray | None = None  # the prefilter's directions, once fitted
         self._proj = np.zeros((0, PROJECTED + 1), dtype=np.float16)
         self._fit_n = 0
-        self._lists = None  # vector_ann.CodeLists over the matrix rows, from LISTS_AT rows
+        self._lists = None  # kept.vector_ann.CodeLists over the matrix rows, from LISTS_AT rows
         self._listed = 0
 
     @property
@@ -137,7 +137,7 @@ class RestatementFinder:
 
     def _fit_lists(self) -> None:
         """Train the lists on a sample of the matrix (again as it quadruples); add the rows they lack."""
-        from indexer.retrieval.vector_ann import TRAIN_PER_LIST, CodeLists, list_count
+        from indexer.kept.vector_ann import TRAIN_PER_LIST, CodeLists, list_count
         if self._lists is None or self._n >= LIST_REGROW * self._lists.trained:
             take = min(self._n, TRAIN_PER_LIST * list_count(self._n))
             self._lists = CodeLists(self._dequantized(np.linspace(0, self._n - 1, take).astype(np.int64)), self._n)
@@ -203,7 +203,7 @@ class RestatementFinder:
     def _one(self, vec, exclude_uri: str, space: str | None) -> str | None:
         """One text's check without the matrix: the serving process's IVF lists when it keeps them (a KNN
         scan costs about 0.75 s a text at 1M vectors), else sqlite-vec's scan."""
-        lists = vector_matrix.kept_lists(self.con.filename)
+        lists = self._kept.lists(self.con.filename) if self._kept is not None else None
         if lists is None:
             found = sql.find_similar(self.con, vec, self.threshold, k=3, exclude_uri=exclude_uri,
                                      space=(space or "") if sql.has_spaces(self.con) else None)

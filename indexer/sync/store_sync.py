@@ -17,7 +17,7 @@ from indexer.notes.memory_items import text_to_embed
 from indexer.config import Config
 from indexer.errors import NoteError, ProviderUnavailable
 from indexer.models import Note
-from indexer.sync import e5_vectors
+from indexer.sync import ranking_vectors
 from indexer.sync.continuity import write_note
 from indexer.sync.restated import RestatementFinder
 from indexer.notes.scanner import decode_note, read_note
@@ -65,7 +65,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     # a note skipped for its name has no uri: its message stands for it in the store's list
     notes = list(st.filter.walk(warn=lambda message: report.skip(message, warn, (message, None, None))))
     # one finder for the whole sync: a big first build reads the vectors once, not once per new text
-    finder = RestatementFinder(st.con, cfg.similar_threshold) if reinforce and st.with_vec else None
+    finder = RestatementFinder(st.con, cfg.similar_threshold, st.kept) if reinforce and st.with_vec else None
     report.files = len(notes)
     seen = set()
     batch: list[tuple[str, Path]] = []
@@ -91,7 +91,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     # committed above, so the store already answers (full text + first model) while e5 fills in
     if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
         wait = cfg.ranking_fill_s if e5_seconds is None else e5_seconds
-        e5_vectors.after_sync(st, cfg, e5_limit, None if wait < 0 else wait)
+        ranking_vectors.after_sync(st, cfg, e5_limit, None if wait < 0 else wait)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if not st.readonly:  # every note without a document row was read again above: this is all of them
@@ -140,7 +140,7 @@ def index_paths(st: Store, paths: list[Path], embedder, cfg: Config, warn=None, 
         with db.transaction(st.con):
             sql.set_vectors_pending(st.con, len(sql.hashes_missing_vectors(st.con)))
     if embedder.dim:
-        e5_vectors.after_sync(st, cfg, EDIT_E5_TEXTS)
+        ranking_vectors.after_sync(st, cfg, EDIT_E5_TEXTS)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -256,7 +256,7 @@ def _write(st: Store, prepared: _Prepared, cfg: Config, report: SyncReport, warn
     report.vectors_pending += len(prepared.todo) - len(fresh)
     report.embedded += len(fresh)
     if reinforce and st.with_vec:
-        finder = finder or RestatementFinder(st.con, cfg.similar_threshold)
+        finder = finder or RestatementFinder(st.con, cfg.similar_threshold, st.kept)
         finder.start_batch({h: vectors[h] for h in fresh})
     with db.transaction(st.con):
         for p in prepared.pending:

@@ -8,7 +8,7 @@ import time
 from indexer.index import sql
 from indexer.index.stores import Store
 from indexer.models import SyncReport
-from indexer.sync import e5_vectors
+from indexer.sync import ranking_vectors
 from indexer.sync.store_sync import fill_missing_vectors
 
 RETRY_FIRST_S = 2.0
@@ -39,6 +39,6 @@ class Filler:
             elif not left:
                 self._retry_at, self._delay = 0.0, RETRY_FIRST_S
             return False
-        if cfg is not None and not e5_vectors.wanted(cfg):
+        if cfg is not None and not ranking_vectors.wanted(cfg):
             return True  # no stage reads e5 vectors: none to make
-        return e5_vectors.fill(st, e5_vectors.FILL_BATCH) < e5_vectors.FILL_BATCH
+        return ranking_vectors.fill(st, ranking_vectors.FILL_BATCH) < ranking_vectors.FILL_BATCH

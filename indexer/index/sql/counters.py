@@ -9,7 +9,7 @@ from indexer.index.sql.queries import search_filters, space_bounds
 from indexer.index.sql.records import skipped_notes
 from indexer.index.sql.removals import delete_vector
 from indexer.index.sql.checks import vector_signature
-from indexer.index.sql.e5 import e5_progress, has_e5_table
+from indexer.index.sql.ranking_vectors import e5_progress, has_e5_table
 from indexer.index.sql.schema import SELECT_CHUNKS, has_vec_table, vectors_pending
 from indexer.index.sql.text_stats import chunk_count, text_memo as text_stats_memo
 

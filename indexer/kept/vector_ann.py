@@ -6,7 +6,6 @@ import contextlib
 import glob
 import json
 import os
-import threading
 
 import faiss
 import numpy as np
@@ -15,8 +14,9 @@ from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
 from indexer.private_files import create_private
-from indexer.retrieval.kept_job import KeptJob
-from indexer.retrieval.shortlist import Shortlist, unit as _unit
+from indexer.kept.copy import KeptCopy
+from indexer.kept.job import KeptJob
+from indexer.kept.shortlist import Shortlist, unit as _unit
 
 EXTRA = 16  # faiss returns k + EXTRA rows: the close ones around the k-th are settled on exact cosines
 TIE = 0.004  # 8-bit codes (per-dimension ranges) give cosines within about 0.002 of float32's
@@ -65,7 +65,7 @@ def _units(m: np.ndarray) -> np.ndarray:
     return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
 
 
-class AnnVectors:
+class AnnVectors(KeptCopy):
     """faiss IVF-SQ8 over one store's vectors, keyed by vec0's rowid (never reused), with sqlite-vec the only truth.
 
     The lists live in memory (512 bytes and an 8-byte key a 512-d vector) and on disk in `<index>.ann`
@@ -77,10 +77,11 @@ class AnnVectors:
     differs finds the removed ones by halving rowid ranges (counts on vec0's rowid key).
     """
 
+    kind = "lists"
+
     def __init__(self, path: str):
-        self._path = path
+        super().__init__(path)
         self._file = path + ".ann"
-        self._lock = threading.Lock()
         self._own: object | None = None
         self._jobs = KeptJob(path, "ann-lists", (MdmemError, RuntimeError, OSError, ValueError))
         self._generation = 0
@@ -107,10 +108,15 @@ class AnnVectors:
         return int(self._index.ntotal * (self._index.code_size + 8) + self._index.nlist * self._index.d * 4
                    + self._rowids.nbytes)
 
+    def drop(self) -> None:
+        with self.lock:
+            self._install(None, np.zeros(0, np.int64), None, 0, [], 0)
+            self._own = None
+
     # --- following the store -------------------------------------------------------------------------------
 
     def refresh(self, con) -> None:
-        """Bring the lists in step with what was committed (the caller holds _lock); start them when cold."""
+        """Bring the lists in step with what was committed (the caller holds `lock`); start them when cold."""
         _one_thread()
         if self._index is None:
             self._start(self._prepare)
@@ -181,20 +187,11 @@ class AnnVectors:
 
     # --- making, saving and reading the lists ---------------------------------------------------------------
 
-    def _start(self, job) -> None:
-        """Run job in the background unless one runs already (the caller holds the lock)."""
-        self._jobs.start(job, lambda: self._index is None)  # a copy already in memory goes on answering
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a background read, build or save (tests and benchmarks); True when the copy answers."""
-        self._jobs.wait(timeout)
-        return self.ready
-
     def _prepare(self, con) -> None:
         """Read the saved lists, or build and save them."""
         if not self._read(con):
             built = self._build(con)
-            with self._lock:
+            with self.lock:
                 self._install(*built[:5], changed=0, vseq=built[5])
             self._write()
 
@@ -202,7 +199,7 @@ class AnnVectors:
         """Save the lists, or train them again first when the store has outgrown them."""
         if self.rows > REGROW * self._trained:
             built = self._build(con)
-            with self._lock:  # rows written since the build's snapshot come in at the next refresh
+            with self.lock:  # rows written since the build's snapshot come in at the next refresh
                 self._install(*built[:5], changed=0, vseq=built[5])
         self._write()
 
@@ -248,7 +245,7 @@ class AnnVectors:
         for left in glob.glob(glob.escape(self._file) + ".*.tmp") + glob.glob(glob.escape(self._file) + ".*.npz"):
             with contextlib.suppress(OSError):
                 os.remove(left)  # a write cut short by a kill: half a file, named by the process that died
-        with self._lock:
+        with self.lock:
             index, rowids, sig, sample, trained = self._index, self._rowids.copy(), self._sig, self._sample, self._trained
             vseq = self._vseq
             tmp = f"{self._file}.{os.getpid()}.tmp"
@@ -274,7 +271,7 @@ class AnnVectors:
         except (OSError, ValueError, KeyError, RuntimeError):
             return False
         sig = (int(meta["sig"][0]), int(meta["sig"][1]), None, None)
-        with self._lock:
+        with self.lock:
             self._install(index, rowids, sig, int(meta["trained"]), [tuple(p) for p in meta["sample"]], 0,
                           meta.get("vseq"))
             now = sql.vector_signature(con)
@@ -288,12 +285,12 @@ class AnnVectors:
 
     def search(self, con, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(id, cosine) of the k nearest vectors, nearest first ([] while the lists are not ready)."""
-        with self._lock:
+        with self.lock:
             self.refresh(con)
         return self.finish(con, self.shortlist(qvec, k))
 
     def shortlist(self, qvec: np.ndarray, k: int, settle_at: int | None = None) -> Shortlist | None:
-        with self._lock:
+        with self.lock:
             if self._index is None or not self.rows or k <= 0:
                 return None
             q = _unit(qvec)
@@ -327,7 +324,7 @@ class AnnVectors:
     def similar(self, con, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Up to k (id, cosine) near the vector, for a writer: the lists as last refreshed (never from a
         writer's transaction, whose rows may roll back) and every vector written since, read exactly."""
-        with self._lock:
+        with self.lock:
             top = self._top
         q = _unit(qvec)
         found = self.finish(con, self.shortlist(q, k))
@@ -336,7 +333,7 @@ class AnnVectors:
 
     def finish_apart(self, found: Shortlist | None) -> list[tuple[str, float]] | None:
         """finish() on this index's own read-only connection, for a thread that holds no store connection."""
-        with self._lock:
+        with self.lock:
             if self._own is None:
                 try:
                     self._own = db.connect(self._path, readonly=True)
@@ -349,7 +346,7 @@ class AnnVectors:
                 rowids: dict[str, int] | None = None) -> dict[str, float]:
         """Cosine of the query with each of these chunks, from their 8-bit codes (exact from vec0 when not ready);
         rowids: each id's vec0 rowid when the caller read them already."""
-        with self._lock:
+        with self.lock:
             if refresh:
                 self.refresh(con)
             q = _unit(qvec)

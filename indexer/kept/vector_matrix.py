@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import threading
-import time
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from indexer.embedder import one_blas_thread
 from indexer.errors import MdmemError
 from indexer.index import db
 from indexer.index import sql
-from indexer.retrieval.shortlist import Shortlist, unit as _unit
-
-if TYPE_CHECKING:
-    from indexer.retrieval.vector_ann import AnnVectors
-
-ANN_ROWS = 200_000  # from this many vectors a long-running process keeps IVF lists (vector_ann) instead
+from indexer.kept.copy import KeptCopy
+from indexer.kept.shortlist import Shortlist, unit as _unit
 
 SMALL = 8192  # up to this many rows every int8 code is rescored: no 1-bit shortlist needed
 SHORTLIST_SHARE = 20  # above it, the 1-bit codes keep 1/20 of the rows (at least MIN_SHORTLIST) for int8
@@ -36,7 +26,7 @@ def int8_codes(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.rint(unit * (127.0 / peak)[:, None]).astype(np.int8), (peak / 127.0).astype(np.float32)
 
 
-class VectorMatrix:
+class VectorMatrix(KeptCopy):
     """int8 codes (one per dimension, with a per-row scale) and 1-bit codes of every vector of one store.
 
     sqlite-vec scans float32 by brute force: about 1.25 ms per 1,000 vectors on a 2-core machine, so
@@ -51,13 +41,13 @@ class VectorMatrix:
     without telling this class. About 580 bytes a vector (512-d).
     """
 
+    kind = "matrix"
+
     def __init__(self, path: str | None = None):
-        self._path = path
+        super().__init__(path)
         self._own: object | None = None  # a read-only connection for finish_apart, opened on first use
-        self._lock = threading.Lock()
         self._sig: tuple[int, int] | None = None
         self._generation = 0  # moves with every change of the copy: a Shortlist's rows are of one generation
-        self.warming = False  # being read by warm()'s thread: callers scan sqlite-vec meanwhile
         self._clear(0)
 
     def _clear(self, dim: int) -> None:
@@ -77,19 +67,30 @@ class VectorMatrix:
         """Vectors the matrix answers for (removed ones excluded)."""
         return len(self._row_of)
 
+    @property
+    def cold(self) -> bool:
+        """Not read yet: warm() reads it in a thread of its own."""
+        return self._sig is None and not self.warming
+
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self._codes, self._scale, self._bits, self._alive, self._rowid))
 
+    def drop(self) -> None:
+        with self.lock:
+            self._clear(0)
+            self._sig, self._own = None, None
+            self._generation += 1
+
     def search(self, con, qvec: np.ndarray, k: int) -> list[tuple[str, float]]:
         """(id, cosine) of the k nearest vectors, nearest first."""
-        with self._lock:
+        with self.lock:
             self.refresh(con)
         return self.finish(con, self.shortlist(qvec, k))
 
     def shortlist(self, qvec: np.ndarray, k: int, settle_at: int | None = None) -> Shortlist | None:
         """The half of a search that reads no SQL (codes only), so it can run in another thread
         beside the full-text leg; finish() completes it."""
-        with self._lock:
+        with self.lock:
             if not self._row_of or k <= 0:
                 return None
             q = _unit(qvec)
@@ -101,7 +102,7 @@ class VectorMatrix:
         their exact cosine."""
         if found is None:
             return []
-        with self._lock:
+        with self.lock:
             q, k, rows, sims = found.q, found.k, found.rows, found.sims
             if found.generation != self._generation:  # the copy changed in between: its rows moved
                 if not self._row_of:
@@ -122,7 +123,7 @@ class VectorMatrix:
     def finish_apart(self, found: Shortlist | None) -> list[tuple[str, float]] | None:
         """finish() on the matrix's own read-only connection, for a thread that holds no store
         connection; None when that connection cannot be opened (the caller finishes on its own)."""
-        with self._lock:
+        with self.lock:
             if self._own is None and self._path is not None:
                 try:
                     self._own = db.connect(self._path, readonly=True)
@@ -148,7 +149,7 @@ class VectorMatrix:
         """Cosine of the query with each of these chunks that has a vector (refresh=False: the caller
         has just searched this matrix, and its answers stay on one view of the store; rowids: unused,
         the matrix finds its rows by id)."""
-        with self._lock:
+        with self.lock:
             if refresh:
                 self.refresh(con)
             found = [(cid, self._row_of[cid]) for cid in ids if cid in self._row_of]
@@ -255,125 +256,3 @@ class VectorMatrix:
         self._alive[gone] = False
         for i in gone.tolist():
             self._row_of.pop(self._ids[i], None)
-
-
-_matrices: dict[str, "VectorMatrix | AnnVectors"] | None = None  # None: this process scans sqlite-vec directly
-_registry_lock = threading.Lock()
-
-
-def keep_in_memory() -> None:
-    """Called once by a long-running process: its searches use one matrix per store from now on.
-
-    A one-shot command does not: reading 100k vectors costs more than one sqlite-vec scan.
-    """
-    global _matrices
-    with _registry_lock:
-        if _matrices is None:
-            _matrices = {}
-            one_blas_thread()
-
-
-def for_index(path, con=None) -> "VectorMatrix | AnnVectors | None":
-    """The matrix of the index file at path (shared by every connection of this process), if kept: from
-    ANN_ROWS vectors (counted on con when the first one is made) the IVF lists instead. A store that
-    grows past ANN_ROWS while served keeps its matrix until the process starts again."""
-    if _matrices is None:
-        return None
-    key = os.path.realpath(path)
-    with _registry_lock:
-        if key not in _matrices:
-            if con is not None and sql.vector_signature(con)[1] >= ANN_ROWS:
-                from indexer.retrieval.vector_ann import AnnVectors  # faiss: loaded by serving processes only
-                _matrices[key] = AnnVectors(key)
-            else:
-                _matrices[key] = VectorMatrix(key)
-        return _matrices[key]
-
-
-def kept_lists(path) -> "AnnVectors | None":
-    """The IVF lists this process keeps for the index file at path, when they are ready (none are made here)."""
-    if _matrices is None:
-        return None
-    found = _matrices.get(os.path.realpath(path))
-    return found if getattr(found, "ready", False) else None
-
-
-def state(path) -> str | None:
-    """What this process keeps for the index file at path: "matrix" or "lists" when they answer,
-    "loading" while they are read or built, None when nothing is kept."""
-    found = _matrices.get(os.path.realpath(path)) if _matrices is not None and path else None
-    if found is None:
-        return None
-    if getattr(found, "warming", False) or not getattr(found, "ready", True):
-        return "loading"
-    return "matrix" if isinstance(found, VectorMatrix) else "lists"
-
-
-def warm(stores) -> None:
-    """Start reading each store's vectors, so the first queries need not wait for them: a matrix is read
-    in a thread on its own connection (6 s at 100k vectors on a loaded 2-core machine), IVF lists read or
-    build themselves; until then searches scan sqlite-vec."""
-    for st in stores:
-        matrix = for_index(st.index_path, st.con) if st.with_vec else None
-        if isinstance(matrix, VectorMatrix) and matrix._sig is None and not matrix.warming:
-            matrix.warming = True
-            threading.Thread(target=_read_apart, args=(matrix, st.index_path), name="matrix-warm", daemon=True).start()
-        elif matrix is not None:
-            refreshed(st)
-
-
-def _read_apart(matrix: VectorMatrix, path) -> None:
-    try:
-        con = db.connect(path, readonly=True)
-        try:
-            with matrix._lock:
-                matrix.refresh(con)
-        finally:
-            con.close()
-    except MdmemError:
-        pass  # the first search reads it on its own connection instead
-    finally:
-        matrix.warming = False
-
-
-def ready(st, timeout: float = 600.0) -> bool:
-    """Wait until the store's kept matrix or lists answer (benchmarks and tests); False when none is kept."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if refreshed(st) is not None:
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def refreshed(st) -> "VectorMatrix | AnnVectors | None":
-    """The store's matrix brought in step with the store, or None when none is kept or its lists are
-    still being read or built (sqlite-vec's scan answers meanwhile)."""
-    matrix = for_index(st.index_path, st.con) if st.with_vec else None
-    if matrix is None or getattr(matrix, "warming", False):
-        return None
-    with matrix._lock:
-        matrix.refresh(st.con)
-    return matrix if getattr(matrix, "ready", True) else None
-
-
-def rows_of(st, found: list[tuple[str, float]]) -> list[dict]:
-    """The chunk rows of (id, cosine) pairs, with `similarity`, in their order (rows gone since are left out)."""
-    by_id = {r["id"]: r for r in sql.chunks_by_ids(st.con, [cid for cid, _s in found])}
-    return [{**by_id[cid], "similarity": sim} for cid, sim in found if cid in by_id]
-
-
-def cosines(st, qvec: np.ndarray, ids: list[str], refresh: bool = True) -> dict[str, float]:
-    """Cosines of the query with these chunks: from the matrix when one is kept, else read from sqlite-vec."""
-    matrix = for_index(st.index_path, st.con) if st.with_vec else None
-    if matrix is not None and not getattr(matrix, "warming", False):
-        return matrix.cosines(st.con, qvec, ids, refresh)
-    q = _unit(qvec)
-    return {cid: float(v @ q) for cid, v in sql.vectors_for_ids(st.con, ids).items()}
-
-
-def stop_keeping() -> None:
-    """Drop every matrix and go back to scanning sqlite-vec (a process that no longer serves)."""
-    global _matrices
-    with _registry_lock:
-        _matrices = None

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from indexer import e5
+from indexer import ranking_model
 from indexer.index import db
 from indexer.index import sql
 from indexer.index.stores import Store
@@ -24,10 +24,10 @@ FILL_ALL_UNDER = 128
 
 def bind(st: Store) -> bool:
     """Prepare a writable store for e5 vectors; False when the model cannot load (nothing changes)."""
-    if st.con.readonly("main") or e5.load("passage") is None:
+    if st.con.readonly("main") or ranking_model.load("passage") is None:
         return False
     with db.transaction(st.con):
-        sql.bind_e5(st.con, e5.model_id())
+        sql.bind_e5(st.con, ranking_model.model_id())
     return True
 
 
@@ -55,7 +55,7 @@ def carry(st: Store, vectors: dict[str, bytes]) -> None:
 
 def old_vectors(con, no_cache: bool) -> dict[str, bytes]:
     """The live file's e5 vectors when the same model built them."""
-    if no_cache or sql.read_meta(con).get("e5_model") != e5.model_id():
+    if no_cache or sql.read_meta(con).get("e5_model") != ranking_model.model_id():
         return {}
     return sql.e5_all(con)
 
@@ -69,7 +69,7 @@ def fill(st: Store, limit: int | None = None, batch: int = 32, deadline: float |
         rows = sql.e5_missing(st.con, want)
         if not rows:
             break
-        vecs = e5.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
+        vecs = ranking_model.passages([text_to_embed(r["content"], r["kind"], r["section"]) for r in rows])
         if len(vecs) != len(rows):
             break
         with db.transaction(st.con):

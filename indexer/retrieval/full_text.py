@@ -1,76 +1,27 @@
 """The full-text top k of one store: FTS5's, or on a big store served by a long-running process, the same top k
-from its kept common words (word_postings) with FTS5 scoring only the query's rarer words."""
+from its kept common words (kept.word_postings) with FTS5 scoring only the query's rarer words."""
 
 from __future__ import annotations
 
 import contextlib
 import math
-import os
-import threading
 
 import numpy as np
 
 from indexer.index import db
 from indexer.index import sql
 from indexer.index.sql.fts_topk import K1
-from indexer.retrieval.word_postings import MIN_ROWS, WordPostings
+from indexer.kept.word_postings import WordPostings
 
 # a filter (space, folder, dates) that lets this many rows through or fewer masks the scores; a wider one is
 # checked down the ranking this far, then left to FTS5
 FILTER_ROWS = 20_000
 
-_kept: dict[str, WordPostings] | None = None  # None: this process asks FTS5 alone
-_registry_lock = threading.Lock()
-
-
-def keep_in_memory() -> None:
-    """Called once by a long-running process: big stores' common words are kept from now on."""
-    global _kept
-    with _registry_lock:
-        if _kept is None:
-            _kept = {}
-
-
-def stop_keeping() -> None:
-    global _kept
-    with _registry_lock:
-        _kept = None
-
-
-def for_store(st) -> WordPostings | None:
-    """The store's kept common words (made the first time a store of MIN_ROWS chunks asks), or None."""
-    if _kept is None:
-        return None
-    key = os.path.realpath(st.index_path)
-    with _registry_lock:
-        if key not in _kept:
-            if sql.chunk_count(st.con) < MIN_ROWS:
-                return None  # counted again next time: a store that grows past it gets them then
-            _kept[key] = WordPostings(key)
-        return _kept[key]
-
-
-def state(path) -> str | None:
-    """"words" when the store's common words answer, "loading" while they are read or made, else None."""
-    found = _kept.get(os.path.realpath(path)) if _kept is not None and path else None
-    if found is None:
-        return None
-    return "words" if found.ready else "loading"
-
-
-def warm(stores) -> None:
-    """Start reading (or making) each big store's common words, so the first queries need not wait."""
-    for st in stores:
-        words = for_store(st)
-        if words is not None and not words.ready:
-            with words.lock:
-                words.refresh(st.con)
-
 
 def ranker(st, made: dict | None = None):
     """fts_search's ranker for this store, or None when it keeps no common words. made: what the runs of one
     search share (a time-word question asks the same words inside its window, then outside it)."""
-    words = for_store(st)
+    words = _words(st)
     if words is None:
         return None
     return lambda con, match, k, where, params: top_rowids(words, con, match, k, where, params, made)
@@ -79,8 +30,12 @@ def ranker(st, made: dict | None = None):
 def doc_counts(st):
     """term -> rows holding it, from the store's kept common words (None for a word they do not hold), or None
     when the store keeps none: the counts FTS5 would give, without reading the word's rows again."""
-    words = for_store(st)
+    words = _words(st)
     return words.doc_count if words is not None and words.ready else None
+
+
+def _words(st) -> WordPostings | None:
+    return st.kept.words(st) if st.kept is not None else None
 
 
 def top_rowids(words: WordPostings, con, match: str, k: int, where: str = "", params=(),
