@@ -112,15 +112,16 @@ class Memory:
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None, spaces: list[str] | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access.
         since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them; time words in the
-        query (上周, last week) name a window relative to `now` (a day; default: today)."""
+        query (上周, last week) name a window relative to `now` (a day; default: today). spaces: more spaces
+        in the same ranking as `space` ("" = the notes outside every space)."""
         from indexer.retrieval import timewindow
         query = validation.question(query, self.cfg.max_query_chars)  # its time words are read from what is searched
         return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
                             under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
-                            since=since, until=until, now=now)
+                            since=since, until=until, now=now, spaces=self._spaces(self._space(space), spaces))
 
     def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
         """search() within the window given (recall keeps its question's window when it adds context)."""

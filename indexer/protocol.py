@@ -27,7 +27,7 @@ class MemoryAPI(Protocol):
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None, spaces: list[str] | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
 
     def stats(self, scope: str = "all") -> dict:

@@ -75,6 +75,16 @@ def test_a_space_and_the_shared_notes_are_one_ranking(server):
     assert {m["space"] for m in own["memories"]} <= {"alice", None} and "alice" in {m["space"] for m in own["memories"]}
 
 
+def test_search_takes_the_shared_notes_into_the_space_s_ranking(server):
+    ask = {"query": "team lunch Thai place", "agent_id": "main"}
+    status, alone = server.call("POST", "/search", ask)
+    assert status == 200 and not any("Thai" in r["memory"] for r in alone["results"])
+    status, both = server.call("POST", "/search", {**ask, "shared": True})
+    lunch = next(r for r in both["results"] if "Thai" in r["memory"])
+    assert status == 200 and "agent_id" not in lunch and lunch["uri"] == "team/lunch.md"
+    assert all(r.get("agent_id") in ("main", None) for r in both["results"])
+
+
 def test_several_spaces_in_one_call(server):
     ask = {"query": "who eats steak?", "now": "2026-11-27"}
     status, got = server.call("POST", "/v1/recall/", {**ask, "spaces": ["alice", "bob"]})
