@@ -142,10 +142,12 @@ export class MdmemClient {
     return await this.request("POST", "/v1/recall/", body);
   }
 
-  /** Hits of one space (agentId) or, with agentId null, of the notes outside every space. */
-  async search(query, agentId, limit) {
+  /** Hits of one space (agentId) or, with agentId null, of the notes outside every space; shared: both, in the
+   * daemon's one ranking. */
+  async search(query, agentId, limit, shared = false) {
     const body = { query, top_k: limit };
     if (agentId) body.agent_id = agentId;
+    if (shared) body.shared = true;
     const data = await this.request("POST", "/search", body);
     return data?.results ?? [];
   }

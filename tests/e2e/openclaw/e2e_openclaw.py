@@ -24,6 +24,7 @@ ROOT = HERE.parent.parent.parent
 PLUGIN = ROOT / "integrations" / "openclaw"
 TURN_TIMEOUT_S = 180  # a cold turn took 38 s on 2 busy cores; a warm one 12 s
 DAEMON_TIMEOUT_S = 120
+HEADER = "Relevant long-term memory"  # the first words of the daemon's recall block
 BOOTSTRAP_IGNORE = "# OpenClaw loads these into every prompt itself; mdmem indexes MEMORY.md, memory/ and spaces/\n" \
                    "/*.md\n!/MEMORY.md\n"
 
@@ -158,8 +159,8 @@ class Run:
         said = [content_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user"]
         said = [t for t in said if not t.lstrip().startswith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>")]
         last = said[-1] if said else ""
-        start, end = last.find("<mdmem-memory>"), last.find("</mdmem-memory>")
-        return last[start:end] if 0 <= start < end else ""
+        start = last.find(HEADER)  # the daemon's block, as the plugin injects it: up to the first blank line
+        return last[start:].split("\n\n", 1)[0] if start >= 0 else ""
 
     def call(self, tool: str, args: dict) -> dict:
         """Have the model call a tool in a turn; what the tool returned, as OpenClaw handed it to the model."""
