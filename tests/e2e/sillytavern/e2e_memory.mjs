@@ -1,7 +1,10 @@
-// The extension's choices without a browser (node --test): which space, which messages, which queries, which block.
+// The extension's choices without a browser (node --test): which space, which messages, what recall is asked,
+// and the one error rule of its client.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { block, cleanSpace, HEADER, keyOf, lastTurn, lastUserText, recentText, rewritePrompt, spaceOf }
+import { createServer } from 'node:http';
+import { Notices, post } from '../../../integrations/sillytavern/client.js';
+import { cleanSpace, keyOf, lastTurn, lastUserText, recallBody, recentMessages, rewritePrompt, spaceOf }
     from '../../../integrations/sillytavern/memory.js';
 
 const msg = (name, mes, extra = {}) => ({ name, mes, is_user: name === 'Mira', send_date: `d-${mes.length}`, ...extra });
@@ -36,26 +39,53 @@ test('the last turn is the last user message and the replies after it, hidden me
     assert.equal(keyOf('c', chat[1]), keyOf('c', { ...chat[1] }));
 });
 
-test('the recent-messages query keeps the newest lines within its size', () => {
-    const text = recentText(chat, 6);
-    assert.ok(!text.includes('隐藏'), 'hidden messages are not context');
-    assert.ok(text.endsWith('Seraphina: 好的，我记住了。'));
-    assert.ok(recentText([...chat, msg('Mira', 'y'.repeat(5000))], 6).length <= 1200);
+test('recall asks for the question with the messages before it, in the block size set', () => {
+    assert.deepEqual(recentMessages(chat, 2), [
+        { name: 'Mira', content: 'My sister Alice lives in Lisbon.' },
+        { name: 'Seraphina', content: 'I will remember that.' },
+    ], 'hidden messages are not context, the question is not its own context');
+    const body = recallBody(lastUserText(chat), 'Seraphina', chat, { top_k: 5, budget: 9000, recent: 6 });
+    assert.deepEqual(Object.keys(body), ['query', 'user_id', 'limit', 'max_chars', 'context']);
+    assert.equal(body.query, '我表哥在杭州开茶馆。');
+    assert.equal(body.max_chars, 4000, 'the budget stays within the panel\'s range');
+    assert.equal(body.context.length, 3);
+    assert.equal(recallBody('hi', 'S', [msg('Mira', 'hi')], { recent: 6 }).context, undefined, 'a first message has none');
+    assert.equal(rewritePrompt('Q={{question}} C={{context}}', '她住哪', 'ctx'), 'Q=她住哪 C=ctx');
 });
 
-test('the block: header, best first, top k, within the budget, without what the prompt already holds', () => {
-    const results = [
-        { memory: 'My sister Alice lives in Lisbon.', created_at: '2026-11-25T02:12:00+00:00' },
-        { memory: 'Alice keeps bees on her roof.', created_at: '2026-11-24T10:00:00+00:00' },
-        { memory: 'I will remember that.' },
-        { memory: 'z'.repeat(3000) },
-    ];
-    const out = block(results, { topK: 5, budget: 800, seen: recentText(chat, 6) });
-    const lines = out.split('\n');
-    assert.equal(lines[0], HEADER);
-    assert.equal(lines[1], '- Alice keeps bees on her roof. (2026-11-24)', 'what the chat already says is left out');
-    assert.ok(out.length <= 800 && lines[2].endsWith('…'));
-    assert.equal(block(results, { topK: 1 }).split('\n').length, 2);
-    assert.equal(block([], {}), '');
-    assert.equal(rewritePrompt('Q={{question}} C={{context}}', '她住哪', 'ctx'), 'Q=她住哪 C=ctx');
+test('each failure has its kind; one notice per kind until mdmem answers again', async () => {
+    const statuses = [500, 500, 401, 200, 500, 400];
+    const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+            const status = statuses.shift();
+            if (status === undefined) return; // never answers: the deadline
+            res.writeHead(status, { 'Content-Type': 'application/json' });
+            res.end(JSON.stringify(status === 200 ? { text: '' } : { detail: `failing with ${status}` }));
+        });
+    });
+    await new Promise(ok => server.listen(0, '127.0.0.1', ok));
+    const url = `http://127.0.0.1:${server.address().port}`;
+    const shown = [];
+    const logged = [];
+    const notices = new Notices({ notify: kind => shown.push(kind), log: (level, text) => logged.push([level, text]) });
+    try {
+        const kinds = [];
+        for (let i = 0; i < 7; i++) {
+            const answer = await post({ url, token: 't' }, '/v1/recall/', { query: 'q' }, 300);
+            kinds.push(answer.kind);
+            assert.equal(notices.usable(answer, 'recall'), answer.ok);
+        }
+        assert.deepEqual(kinds, ['server', 'server', 'token', null, 'server', 'refused', 'timeout']);
+        assert.deepEqual(shown, ['server', 'token', 'server', 'refused', 'timeout'], 'a repeat is not shown again');
+        assert.deepEqual(logged.map(([level]) => level), ['warn', 'debug', 'warn', 'info', 'warn', 'warn', 'warn']);
+    } finally {
+        server.closeAllConnections();
+        server.close();
+    }
+    const down = await post({ url, token: 't' }, '/v1/recall/', {}, 300);
+    assert.equal(down.kind, 'down');
+    assert.equal((await post({ url: '' }, '/v1/recall/', {}, 300)).kind, 'off');
+    assert.equal(notices.usable({ ok: false, kind: 'off' }, 'recall'), false);
+    assert.deepEqual(shown.at(-1), 'timeout', 'an extension without a URL set notifies nothing');
 });
