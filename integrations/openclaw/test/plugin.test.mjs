@@ -66,7 +66,8 @@ test("a daemon that does not answer is 'down' within timeoutMs; a refusal carrie
     assert.ok(Date.now() - started < 3000);
     await assert.rejects(client.add([{ content: "" }], "main"), (err) => err instanceof MdmemRefused
       && err.message === "query must be a non-empty string");
-    assert.deepEqual(seen, ["Bearer secret", "Bearer secret"]);
+    // the timed-out request may give up before the server reads it on a busy machine: only the token is checked
+    assert.ok(seen.length >= 1 && seen.every((h) => h === "Bearer secret"), seen.join());
   } finally {
     server.closeAllConnections();
     server.close();
