@@ -13,7 +13,9 @@ const IN_PROMPT = 0; // extension_prompt_types.IN_PROMPT: right after the main (
 const IN_CHAT = 1; // extension_prompt_types.IN_CHAT: among the messages, `depth` from the end
 const WRITE_TIMEOUT_MS = 1500; // a write never holds the chat: it is not awaited, and gives up after this
 const SEARCH_TIMEOUT_MS = 1500; // a local hybrid search answers in well under 100 ms
-const RECALL_TIMEOUT_MS = 3000; // the daemon's recall: the question, then with the recent messages when it is weak
+// the daemon's recall: the question, then with the recent messages when it is weak; its first call after a start
+// loads the ranking model, which took over 3 s on a busy 2-core machine
+const RECALL_TIMEOUT_MS = 5000;
 const REWRITE_TIMEOUT_MS = 2500; // the connected model's rewrite, only when both searches found nothing
 const MAX_WRITTEN = 2000; // keys remembered per page load; mdmem itself reinforces a restated memory
 
@@ -69,11 +71,12 @@ function writeTurn() {
         agent_id: spaceOf(c, 'character'),
         metadata: { source: 'sillytavern', chat: chatId, time: new Date().toISOString() },
     };
+    if (written.size > MAX_WRITTEN) written.clear();
+    const keys = fresh.map(m => keyOf(chatId, m));
+    for (const key of keys) written.add(key); // at once: the reply's save comes while this write may still run
     post(s, '/memories', body, WRITE_TIMEOUT_MS).then(answer => {
         note(answer);
-        if (!notices.usable(answer, 'write')) return; // not marked: the next message's save tries again
-        for (const m of fresh) written.add(keyOf(chatId, m));
-        if (written.size > MAX_WRITTEN) written.clear();
+        if (!notices.usable(answer, 'write')) for (const key of keys) written.delete(key); // the next save tries again
     });
 }
 
@@ -126,6 +129,7 @@ globalThis.mdmem_recall = async function (chat) {
     } catch (err) {
         console.warn('[mdmem] recall skipped', err); // never thrown into SillyTavern: the prompt goes on without it
     }
+    writeTurn(); // after its own recall: a message just sent is never recalled into its own prompt
 };
 
 async function searchCommand(args, query) {
@@ -209,8 +213,8 @@ jQuery(() => {
     panel();
     registerCommand().catch(err => console.debug('[mdmem] no slash command', err));
     const { eventSource, eventTypes } = ctx();
-    // 1.12 has no chat-saved event: a chat is saved after each sent and received message, so write then
-    eventSource.on(eventTypes.MESSAGE_SENT, writeTurn);
+    // 1.12 has no chat-saved event: a chat is saved after each sent and received message, so write then (a sent
+    // one once the generation's recall is done, by the interceptor)
     eventSource.on(eventTypes.MESSAGE_RECEIVED, writeTurn);
     eventSource.on(eventTypes.MESSAGE_EDITED, writeTurn); // the corrected text of the last turn is kept too
     eventSource.on(eventTypes.CHAT_CHANGED, () => inject('')); // another chat's memories never linger
