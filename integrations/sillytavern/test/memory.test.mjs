@@ -3,9 +3,9 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { Notices, post } from '../../../integrations/sillytavern/client.js';
+import { Notices, post } from '../client.js';
 import { cleanSpace, keyOf, lastTurn, lastUserText, recallBody, recentMessages, rewritePrompt, spaceOf }
-    from '../../../integrations/sillytavern/memory.js';
+    from '../memory.js';
 
 const msg = (name, mes, extra = {}) => ({ name, mes, is_user: name === 'Mira', send_date: `d-${mes.length}`, ...extra });
 const chat = [
