@@ -9,6 +9,7 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import validation
 from indexer.config import Config
+from indexer.errors import InputError
 from indexer.providers import load_embedder
 from indexer.index import sql
 from indexer.index.stores import Store, open_store, store_roots
@@ -72,6 +73,16 @@ class Memory:
             out.append(self._stores[name])
         return out
 
+    def _spaces(self, space: str | None, more) -> tuple[str, ...]:
+        """The spaces one ranking covers: space and more ("" or None: the notes outside every space); () when
+        more is None (the search reads `space` alone)."""
+        if more is None:
+            return ()
+        if not isinstance(more, (list, tuple)):
+            raise InputError('spaces must be a list of space names, e.g. ["alice", ""] ("": the shared notes)')
+        named = [space or ""] if space is not None else []
+        return tuple(dict.fromkeys(named + [self._space(s) or "" for s in more]))
+
     def _space(self, space: str | None) -> str | None:
         """A space name as its folder is spelled (Alice and alice are one space), or InputError."""
         from indexer.notes.spaces import as_stored
@@ -107,15 +118,16 @@ class Memory:
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None, spaces: list[str] | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access.
         since/until ("2026-03-01", "7d", "2w", "3m") keep memories dated within them; time words in the
-        query (上周, last week) name a window relative to `now` (a day; default: today)."""
+        query (上周, last week) name a window relative to `now` (a day; default: today). spaces: more spaces
+        in the same ranking as `space` ("" = the notes outside every space)."""
         from indexer.retrieval import timewindow
         query = validation.question(query, self.cfg.max_query_chars)  # its time words are read from what is searched
         return self._search(query, timewindow.window_for(query, now, self.cfg), mode=mode, scope=scope, limit=limit,
                             under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
-                            since=since, until=until, now=now)
+                            since=since, until=until, now=now, spaces=self._spaces(self._space(space), spaces))
 
     def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
         """search() within the window given (recall keeps its question's window when it adds context)."""
@@ -221,14 +233,17 @@ class Memory:
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
-               until=None, now=None) -> dict:
+               until=None, now=None, spaces: list[str] | None = None, max_tokens: int | None = None) -> dict:
         """The prompt-ready block {"text", "memories", "tier", "query"}; empty text when nothing fits or the index is down.
-        Time words in the query (上周, last week) name a window relative to `now`; the block says so."""
+        Time words in the query (上周, last week) name a window relative to `now`; the block says so.
+        spaces: more spaces in the same ranking as `space` ("" = the notes outside every space); max_tokens: a
+        budget in tokens (estimated as the chunker counts them) instead of, or besides, max_chars."""
         from indexer.notes.spaces import space_name
         from indexer.retrieval.recall import recall
         from indexer.retrieval.timespan import bounds
         from indexer.retrieval import timewindow
         space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
+        several = self._spaces(space, spaces)
         cut = validation.truncation(query, self.cfg.max_query_chars)
         if cut:  # a long conversation's question is its end: that is kept, also when context is put before it
             query = validation.question(query, self.cfg.max_query_chars, "end")
@@ -238,11 +253,11 @@ class Memory:
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
             return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now,
-                                keep="end", deadline=deadline)
+                                keep="end", deadline=deadline, spaces=several)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
-                     dated=span != (None, None))
+                     dated=span != (None, None), max_tokens=max_tokens)
         return timewindow.tell_recall({**res, "query_truncated": cut} if cut else res, window)
 
     # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------

@@ -27,7 +27,7 @@ class MemoryAPI(Protocol):
 
     def search(self, query: str, mode: str | None = None, scope: str = "all", limit: int | None = None,
                under=(), min_score: float | None = None, explain: bool = False, bump: bool = True,
-               space: str | None = None, since=None, until=None, now=None) -> list[Hit]:
+               space: str | None = None, since=None, until=None, now=None, spaces: list[str] | None = None) -> list[Hit]:
         """One merged ranking over the chosen stores; every returned hit counts as an access."""
 
     def stats(self, scope: str = "all") -> dict:
@@ -49,8 +49,8 @@ class MemoryAPI(Protocol):
 
     def recall(self, query: str, context: str | None = None, limit: int | None = None,
                max_chars: int | None = None, scope: str = "all", space: str | None = None, since=None,
-               until=None, now=None) -> dict:
-        """The prompt-ready block {"text", "memories", "tier", "query"}."""
+               until=None, now=None, spaces: list[str] | None = None, max_tokens: int | None = None) -> dict:
+        """The prompt-ready block {"text", "memories", "tier", "query"}; spaces: several in one ranking."""
 
     def get(self, ref: str, space: str | None = None, scope: str = "all") -> dict:
         """A memory by id, or a note's lines by `URI[:START[-END]]`, as the Markdown holds them now."""

@@ -46,6 +46,15 @@ def max_chars(value, default: int) -> int:
     return whole_number("max_chars", value, MIN_RECALL_CHARS, default=default, example="max_chars=1500")
 
 
+# the fewest tokens a block holds one memory in: its header (4), "- " (1), a short memory (8) and its source (7)
+MIN_RECALL_TOKENS = 20
+
+
+def max_tokens(value) -> int | None:
+    """A recall budget in tokens (None: the budget is in characters alone)."""
+    return None if value is None else whole_number("max_tokens", value, MIN_RECALL_TOKENS, example="max_tokens=400")
+
+
 def importance(value) -> int | None:
     return None if value is None else whole_number("importance", value, *IMPORTANCE, example="importance=4")
 
@@ -117,7 +126,7 @@ def truncation(value, most: int) -> dict | None:
     return {"chars": len(value.strip()), "kept": most}
 
 
-_GIVEN = {"limit": lambda v: limit(v, 1), "max_chars": lambda v: max_chars(v, MIN_RECALL_CHARS),
+_GIVEN = {"limit": lambda v: limit(v, 1), "max_chars": lambda v: max_chars(v, MIN_RECALL_CHARS), "max_tokens": max_tokens,
           "importance": importance, "min_score": lambda v: min_score(v, 0.0), "mode": lambda v: mode(v, "hybrid")}
 
 

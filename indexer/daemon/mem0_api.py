@@ -11,6 +11,7 @@ from indexer.notes import item_metadata
 from indexer.notes import trash as trash_files
 from indexer.notes.append import strip_item
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS, owner_of
+from indexer.notes.spaces import space_of
 from indexer.memories.get import record_date
 
 SCOPE = "global"  # HTTP callers live outside any project: their memories are the global store's
@@ -142,10 +143,14 @@ def found(mem, body: dict, query: str, space: str | None, key: str | None, since
     threshold = body.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise InputError("threshold must be a number, e.g. 0.2")
+    shared = body.get("shared")  # mdmem's: the notes outside every space join the space's ranking
+    if shared is not None and not isinstance(shared, bool):
+        raise InputError("shared must be true or false (true: the notes outside every space join the ranking)")
     hits = mem.search(query, scope=SCOPE, limit=top_k(body.get("top_k", body.get("limit"))), min_score=threshold,
-                      space=space, since=since, until=until,
+                      space=space, since=since, until=until, spaces=[""] if shared and space else None,
                       now=body.get("now"))  # time words (last week) count from this day; default today
-    return [item({**h.to_dict(), "text": h.content}, space, key, score=h.score) for h in hits]
+    return [item({**h.to_dict(), "text": h.content}, space_of(h.uri) if shared else space, key, score=h.score)
+            for h in hits]
 
 
 def list_all(mem, query: dict) -> dict:

@@ -11,16 +11,30 @@ _CONTEXT_MESSAGES = 50  # the newest messages of a list context read; recall kee
 
 
 def recall(mem, body) -> dict:
-    """The block for a question in one space (ids as mem0's), with its memories, the tier that found them and
-    the window its time words named: {"text", "memories", "tier", "query", ...}; "text" is "" when nothing fits."""
+    """The block for a question in one space (ids as mem0's), or several (`spaces`, `shared`: the notes outside
+    every space), with its memories, the tier that found them, the window its time words named and whether the
+    question was cut: {"text", "memories", "tier", "query", "query_truncated", ...}; "text" is "" when nothing fits."""
     body = api.body_object(body, _EXAMPLE)
     query = body.get("query")
     if not isinstance(query, str):
         raise InputError(f"query must be a string, e.g. {_EXAMPLE}")
     space, _key = api.owner({k: body.get(k) for k in IDS})
-    return mem.recall(query, context=_context(body.get("context")), limit=body.get("limit"),
-                      max_chars=body.get("max_chars"), scope=api.SCOPE if space else "all", space=space,
-                      since=body.get("since"), until=body.get("until"), now=body.get("now"))
+    spaces = _spaces(body.get("spaces"), body.get("shared"))
+    res = mem.recall(query, context=_context(body.get("context")), limit=body.get("limit"),
+                     max_chars=body.get("max_chars"), max_tokens=body.get("max_tokens"),
+                     scope=api.SCOPE if space or spaces else "all", space=space, spaces=spaces,
+                     since=body.get("since"), until=body.get("until"), now=body.get("now"))
+    return {**res, "query_truncated": res.get("query_truncated")}
+
+
+def _spaces(names, shared) -> list[str] | None:
+    """More spaces for the same ranking: the names given, and "" (the notes outside every space) when shared."""
+    if shared is not None and not isinstance(shared, bool):
+        raise InputError("shared must be true or false (true: the notes outside every space join the ranking)")
+    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+        raise InputError('spaces must be a list of space names, e.g. ["alice", "bob"]')
+    more = [*(names or []), *([""] if shared else [])]
+    return more or None
 
 
 def _context(value) -> str | None:

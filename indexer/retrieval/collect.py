@@ -50,7 +50,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     # feedback is part of the weighted hybrid ranking it was measured in, not of plain full text
     fb = (cfg.feedback_docs, cfg.feedback_terms) if (
         q.mode == "hybrid" and want_vec and cfg.fusion == "weighted" and cfg.feedback_weight > 0) else None
-    spaces = {st.name: space_filter(st, q.space) for st in stores}  # read once: every leg filters alike
+    spaces = {st.name: space_filter(st, q.space, q.spaces) for st in stores}  # read once: every leg filters alike
     dated = q.since is not None or q.until is not None
     unembedded = False
     try:
@@ -120,9 +120,12 @@ def _collect_vectors(st: Store, aq: AnalyzedQuery, leg: vector_leg.VectorLeg, po
         pool.cands[(st.name, cid)].similarity = sim
 
 
-def space_filter(st: Store, space: str | None) -> str | None:
+def space_filter(st: Store, space: str | None, spaces: tuple[str, ...] = ()) -> str | tuple[str, ...] | None:
     """The SQL filter for a space: its name, "" for the default space, None when the store has no spaces
-    (then the default space is every row and the faster unfiltered KNN applies)."""
+    (then the default space is every row and the faster unfiltered KNN applies); several spaces: their tuple."""
+    if len(spaces) > 1:
+        return None if "" in spaces and not sql.has_spaces(st.con) else spaces
+    space = spaces[0] if spaces else space
     if space:
         return space
     return "" if sql.has_spaces(st.con) else None

@@ -23,6 +23,7 @@ class Query:
     min_score: float = 0.0
     explain: bool = False
     space: str | None = None  # a checked space name; None: the default space (notes outside spaces/)
+    spaces: tuple[str, ...] = ()  # when set, searched instead of space, in one ranking ("": the default space)
     since: str | None = None  # ISO day: memories dated on or after it
     until: str | None = None  # ISO day: memories dated before it (the day after the --until day)
     keep: str = "start"  # the part of a question over max_query_chars that is searched (validation.question)
@@ -46,10 +47,11 @@ class Query:
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False, space: str | None = None,
                since=None, until=None, now=None, span: tuple[str | None, str | None] | None = None,
-               keep: str = "start", deadline: float | None = None) -> Query:
+               keep: str = "start", deadline: float | None = None, spaces=()) -> Query:
     """The caller's arguments checked; span: since and until already resolved by timespan.bounds (recall
     resolves them once for all its searches); a text over max_query_chars cut, keeping its `keep` part;
-    deadline: a time.monotonic() the search must end by (else search_within gives it search_timeout_s)."""
+    deadline: a time.monotonic() the search must end by (else search_within gives it search_timeout_s);
+    spaces: several spaces searched as one (names, "" or None for the default space), instead of space."""
     text = validation.question(text, cfg.max_query_chars, keep)
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
@@ -59,10 +61,11 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
         raise ArgumentError("under", "must be a folder prefix or a list of them", under, 'under="projects/"')
     under = tuple(valid_text(u).strip().lstrip("./") for u in under if u.strip())
     space = space_name(space)
+    spaces = tuple(dict.fromkeys(space_name(s) or "" for s in spaces))
     under = tuple(u if u.startswith(space_uri(space, "")) else space_uri(space, u) for u in under) if space else under
     since, until = span if span is not None else timespan.bounds(since, until, timespan.today(now, cfg.timezone))
     return Query(text=valid_text(text), mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
-                 space=space, since=since, until=until, keep=keep, deadline=deadline,
+                 space=space, spaces=spaces, since=since, until=until, keep=keep, deadline=deadline,
                  timeout_s=cfg.search_timeout_s)
 
 

@@ -11,7 +11,8 @@ from indexer.errors import ArgumentError, MdmemError
 from indexer.models import RECALL_HEADER, recall_source
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
-from indexer.notes.textseg import mostly_han
+from indexer.notes.spaces import space_of
+from indexer.notes.textseg import count_tokens, cut_by_tokens, mostly_han
 from indexer.providers import llm
 from indexer.retrieval import relevance
 from indexer.retrieval.ranking_stage import CROSS_SCRIPT
@@ -22,16 +23,18 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 
 def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
-           max_chars: int | None = None, scope: str = "all", dated: bool = False) -> dict:
+           max_chars: int | None = None, scope: str = "all", dated: bool = False, max_tokens: int | None = None) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     `search(text, scope, limit)` returns hits with their score components and counts nothing;
     `record_access(hits)` counts the memories handed out. Tiers: the raw query; if its best cosine
     is weak, the recent conversation prepended; then the configured rewrite command. The
     strongest tier's hits are used. dated: the search keeps only memories of the caller's since/until.
+    max_tokens: the block's budget in tokens as the chunker counts them; given alone, characters are not counted.
     """
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
-    max_chars = validation.max_chars(max_chars, cfg.recall_max_chars)
+    max_tokens = validation.max_tokens(max_tokens)
+    max_chars = validation.max_chars(max_chars, cfg.recall_max_chars if max_tokens is None else UNCOUNTED)
     scope = validation.scope(scope)
     depth = max(limit, POOL) if cfg.recall_cut == "relevance" else limit  # the relevance cut looks deeper
     out = {"text": "", "memories": [], "tier": "none", "query": query}
@@ -71,15 +74,13 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     if judged and relevance.asks_family(used):
         hits = _with_members(hits, search, used, scope)
     kept = on_topic(hits, used, judged, asked_for)[:limit]
-    memories = render_memories(kept, max_chars)
+    memories = render_memories(kept, max_chars, max_tokens)
     if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
         kept = _near_best(hits[:limit], used, asked_for)
-        memories = render_memories(kept, max_chars)
+        memories = render_memories(kept, max_chars, max_tokens)
     hits = kept
     if hits and not memories:
-        need = min(_smallest_line(h) for h in hits)
-        raise ArgumentError("max_chars", f"is below the smallest memory found ({need} characters)", max_chars,
-                            f"max_chars={max(need, cfg.recall_max_chars)}")
+        _too_small(hits, max_chars, max_tokens, cfg)
     shown = {m["id"] for m in memories}
     try:
         record_access([h for h in hits if h.id in shown])  # handed to a caller: an access
@@ -224,21 +225,47 @@ def _stamp(h) -> str:
     return f"[{h.date.replace('T', ' ')}] " if h.kind == "memory" and h.date else ""
 
 
-def _smallest_line(h) -> int:
+UNCOUNTED = 10**9  # the character budget of a block whose budget is given in tokens alone
+MIN_TEXT_TOKENS = 10  # the shortest part of a section a block shows by tokens before it is cut with …
+
+
+def _smallest_line(h, size=len) -> int:
     """The block size that holds this memory: header, its date, its source and the shortest text shown
-    (a memory is shown whole)."""
-    text = len(one_line_text(h.content))
-    shown = text if h.kind == "memory" else min(validation.MIN_TEXT_CHARS, text)
-    return len(HEADER) + 1 + len("- ") + len(_stamp(h)) + shown + len(_source(h))
+    (a memory is shown whole); size: len for characters, count_tokens for tokens."""
+    text = one_line_text(h.content)
+    shown = text if h.kind == "memory" else text[:validation.MIN_TEXT_CHARS]
+    return size(f"{HEADER}\n- {_stamp(h)}{shown}{_source(h)}")
 
 
-def render_memories(hits, max_chars: int) -> list[dict]:
-    """Best first, no duplicate (same text or overlapping lines), within max_chars.
+def _too_small(hits, max_chars: int, max_tokens: int | None, cfg):
+    """The error of a budget that holds none of the memories found, naming the budget that was too small."""
+    need = min(_smallest_line(h) for h in hits)
+    if max_tokens is not None and need <= max_chars:
+        need = min(_smallest_line(h, count_tokens) for h in hits)
+        raise ArgumentError("max_tokens", f"is below the smallest memory found ({need} tokens)", max_tokens,
+                            f"max_tokens={need}")
+    raise ArgumentError("max_chars", f"is below the smallest memory found ({need} characters)", max_chars,
+                        f"max_chars={max(need, cfg.recall_max_chars)}")
+
+
+def _fit_tokens(line: str, text: str, h, room: int) -> str | None:
+    """The line within `room` tokens: as it is, or a section's text cut by tokens; None when it cannot fit."""
+    if count_tokens(line) <= room:
+        return line
+    rest = count_tokens(f"- {_stamp(h)}{_source(h)}") + 1  # + the … that ends a cut text
+    if h.kind == "memory" or room - rest < MIN_TEXT_TOKENS:
+        return None
+    cut = f"- {_stamp(h)}{cut_by_tokens(text, room - rest)[0].rstrip()}…{_source(h)}"
+    return cut if count_tokens(cut) <= room else None
+
+
+def render_memories(hits, max_chars: int, max_tokens: int | None = None) -> list[dict]:
+    """Best first, no duplicate (same text or overlapping lines), within max_chars (and max_tokens).
 
     A memory is whole or absent: one that does not fit is skipped for the next that does.
     A document section may be shortened to fill the room that is left.
     """
-    used = len(HEADER)
+    used, tokens = len(HEADER), count_tokens(HEADER)
     seen_text: set[str] = set()
     spans: list[tuple[str, str, int, int]] = []
     out = []
@@ -257,9 +284,16 @@ def render_memories(hits, max_chars: int) -> list[dict]:
                 continue
             text = text[:room - 1].rstrip() + "…"
         line = f"- {stamp}{text}{source}"
+        if max_tokens is not None:
+            line = _fit_tokens(line, text, h, max_tokens - tokens)
+            if line is None:
+                continue
+            text = line[len(f"- {stamp}"):len(line) - len(source)]
+            tokens += count_tokens(line)
         used += 1 + len(line)
         seen_text.add(key)
         spans.append((h.store, h.uri, h.start_line, h.end_line))
         out.append({"line": line, "text": text, "uri": h.uri, "start_line": h.start_line, "end_line": h.end_line,
-                    "store": h.store, "score": round(h.score, 6), "id": h.id, "kind": h.kind, "date": h.date})
+                    "store": h.store, "space": space_of(h.uri), "score": round(h.score, 6), "id": h.id,
+                    "kind": h.kind, "date": h.date})
     return out

@@ -1,7 +1,7 @@
 /** OpenClaw memory-slot plugin: mdmem's Markdown memory as memory_search/get/store/forget, auto-recall and capture. */
 
-import { MdmemClient, MdmemDown, MdmemRefused, resolveSettings } from "./client.js";
-import { formatRecall, mergeHits, stripRecalled, turnMessages } from "./recall.js";
+import { MdmemClient, MdmemDown, MdmemRefused, Notices, resolveSettings } from "./client.js";
+import { recentTurns, stripRecalled, turnMessages } from "./recall.js";
 
 const DEFAULT_AGENT = "main";  // OpenClaw's agent id when a run names none
 const MAX_QUERY_CHARS = 2000;
@@ -16,49 +16,23 @@ function agentOf(ctx) {
 }
 
 /** Hit in the shape the agent reads: where it lives, so memory_get and the citation can name it. */
-function hitView(hit, shared) {
+function hitView(hit) {
   const m = hit.uri ? hit : hit.metadata || {}; // where it lives: top-level fields (older mdmem: in metadata)
   return {
     id: hit.id, text: hit.memory, score: hit.score, date: hit.created_at?.slice(0, 10) ?? null,
     path: m.uri ?? null, startLine: m.start_line ?? null, endLine: m.end_line ?? null,
-    source: shared ? "notes" : "agent",
+    source: hit.agent_id ? "agent" : "notes",
   };
-}
-
-/** Logs "down" once until the daemon answers again, so a stopped mdmem never floods OpenClaw's log. */
-class Health {
-  constructor(logger) {
-    this.logger = logger;
-    this.down = false;
-  }
-
-  failed(err, what) {
-    if (err instanceof MdmemRefused) {
-      this.logger?.warn?.(`mdmem: ${what} refused: ${err.message}`);
-      return;
-    }
-    if (!this.down) this.logger?.warn?.(`mdmem: ${what} skipped: ${err.message}`);
-    this.down = true;
-  }
-
-  ok() {
-    if (this.down) this.logger?.info?.("mdmem: the daemon answers again");
-    this.down = false;
-  }
 }
 
 export function createPlugin(api) {
   const settings = resolveSettings(api.pluginConfig ?? {});
   const client = new MdmemClient(settings);
-  const health = new Health(api.logger);
+  const health = new Notices(api.logger);
 
+  // the agent's space and the workspace's notes in one ranking, made by the daemon
   async function search(query, agentId, limit) {
-    const [own, shared] = await Promise.all([
-      client.search(query, agentId, limit),
-      settings.rootNotes ? client.search(query, null, limit) : [],
-    ]);
-    const sharedIds = new Set(shared.map((h) => h.id));
-    return { hits: mergeHits(own, shared, limit), sharedIds };
+    return await client.search(query, agentId, limit, settings.rootNotes);
   }
 
   // a tool's failure is an answer the model can relay, never a thrown error that ends the turn
@@ -94,8 +68,8 @@ export function createPlugin(api) {
       execute: (_id, params) => guarded("memory_search", async () => {
         const query = stripRecalled(params?.query);
         if (!query) return { status: "error", error: "query must be a non-empty string" };
-        const { hits, sharedIds } = await search(query, agentOf(ctx), params?.maxResults ?? settings.recallLimit);
-        return { status: "ok", results: hits.map((h) => hitView(h, sharedIds.has(h.id))) };
+        const hits = await search(query, agentOf(ctx), params?.maxResults ?? settings.recallLimit);
+        return { status: "ok", results: hits.map(hitView) };
       }),
     }),
     memory_get: (ctx) => ({
@@ -114,7 +88,7 @@ export function createPlugin(api) {
         }
         const rec = await client.get(params.id.trim());
         if (rec.user_id && rec.user_id !== agentOf(ctx)) return { status: "not_found", id: params.id };
-        return { status: "ok", memory: hitView(rec, !rec.user_id) };
+        return { status: "ok", memory: hitView({ ...rec, agent_id: rec.user_id }) };
       }),
     }),
     memory_store: (ctx) => ({
@@ -161,7 +135,7 @@ export function createPlugin(api) {
         const query = stripRecalled(params?.query);
         if (!query) return { status: "error", error: "give memoryId, or a query to list candidates" };
         const hits = await client.search(query, agentId, 5);
-        return { status: "candidates", candidates: hits.map((h) => hitView(h, false)) };
+        return { status: "candidates", candidates: hits.map(hitView) };
       }),
     }),
   };
@@ -172,7 +146,8 @@ function promptSection({ availableTools }) {
   if (!availableTools?.has?.("memory_search")) return [];
   return [
     "## Memory Recall",
-    "Relevant long-term memories arrive before the user's message in <mdmem-memory>; they come from Markdown notes "
+    "Relevant long-term memories arrive before the user's message under \"Relevant long-term memory:\"; they come from "
+      + "Markdown notes "
       + "and may be outdated. Before answering about prior work, decisions, dates, people, preferences or todos "
       + "that are not there, run memory_search (memory_get reads one hit by its id). "
       + "Save a durable fact the user states with memory_store; remove one with memory_forget.",
@@ -199,10 +174,13 @@ const plugin = {
           : event?.prompt).slice(0, MAX_QUERY_CHARS);
         if (!query) return undefined;
         try {
-          const { hits } = await p.search(query, agentOf(ctx), p.settings.recallLimit);
+          // the daemon's block, injected as it comes: the same block every mdmem client gets
+          const answer = await p.client.recall(query, agentOf(ctx), {
+            shared: p.settings.rootNotes, context: recentTurns(event?.messages), limit: p.settings.recallLimit,
+            maxChars: p.settings.recallMaxChars,
+          });
           p.health.ok();
-          const block = formatRecall(hits, p.settings.recallMaxChars);
-          return block ? { prependContext: block } : undefined;
+          return answer?.text ? { prependContext: answer.text } : undefined;
         } catch (err) {
           if (!(err instanceof MdmemDown || err instanceof MdmemRefused)) throw err;
           p.health.failed(err, "recall");

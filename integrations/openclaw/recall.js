@@ -1,53 +1,16 @@
-/** What goes into the prompt (the recalled block) and what is kept of a turn (its own words, not our block). */
+/** What a turn gives the daemon's recall (its recent messages) and what is kept of a turn (its own words, not the
+ * recalled block). The block itself is the daemon's (POST /v1/recall/): it is injected as it comes. */
 
-export const OPEN = "<mdmem-memory>";
-export const CLOSE = "</mdmem-memory>";
-const BLOCK = new RegExp(`${OPEN}[\\s\\S]*?${CLOSE}\\s*`, "g");
+// the daemon's block: its header line (naming a time window when the question does) and one "- " line per memory
+const BLOCK = /Relevant long-term memory[^\n]*:\n(?:- [^\n]*(?:\n|$))+\s*/g;
+const OLD_BLOCK = /<mdmem-memory>[\s\S]*?<\/mdmem-memory>\s*/g;  // what plugin versions before 0.2 injected
 // OpenClaw stamps the user's text with "[Wed 2026-11-25 02:00 UTC] "; the stamp is transport, not what was said
 const STAMP = /^\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2}[^\]]*\]\s*/;
+const CONTEXT_TURNS = 6;  // the recent messages sent with a question; the daemon keeps its own budget of them
 
 /** The text without recalled blocks, so a memory is never captured again from its own recall. */
 export function stripRecalled(text) {
-  return String(text ?? "").replace(BLOCK, "").replace(STAMP, "").trim();
-}
-
-function day(hit) {
-  return typeof hit.created_at === "string" ? hit.created_at.slice(0, 10) : null;
-}
-
-function source(hit) {
-  const m = hit.uri ? hit : hit.metadata || {}; // top-level fields (older mdmem: in metadata)
-  return m.uri ? `${m.uri}#L${m.start_line}-L${m.end_line}` : null;
-}
-
-/** Hits of the agent's space and of the shared notes, best first, one line each, none cut, within maxChars. */
-export function formatRecall(hits, maxChars) {
-  const seen = new Set();
-  const lines = [];
-  let used = 0;
-  for (const hit of hits) {
-    const text = String(hit.memory || "").replace(/\s+/g, " ").trim();
-    if (!text || seen.has(hit.id) || seen.has(text)) continue;
-    const when = day(hit);
-    const where = source(hit);
-    const line = `- ${when ? `[${when}] ` : ""}${text}${where ? ` (source: ${where})` : ""}`;
-    if (used + line.length + 1 > maxChars) continue;  // a memory is never cut: the next smaller one may fit
-    seen.add(hit.id);
-    seen.add(text);
-    lines.push(line);
-    used += line.length + 1;
-  }
-  if (!lines.length) return "";
-  return [OPEN, "Relevant long-term memory (from mdmem; notes the user keeps, oldest facts may be outdated):",
-    ...lines, CLOSE].join("\n");
-}
-
-/** Merge two best-first lists by score; on a tie the agent's own memory goes first. */
-export function mergeHits(own, shared, limit) {
-  return [...own.map((h, i) => [h, 0, i]), ...shared.map((h, i) => [h, 1, i])]
-    .sort((a, b) => (b[0].score ?? 0) - (a[0].score ?? 0) || a[1] - b[1] || a[2] - b[2])
-    .slice(0, limit)
-    .map(([h]) => h);
+  return String(text ?? "").replace(OLD_BLOCK, "").replace(BLOCK, "").replace(STAMP, "").trim();
 }
 
 function textOf(content) {
@@ -55,6 +18,15 @@ function textOf(content) {
   if (!Array.isArray(content)) return "";
   return content.filter((part) => part && part.type === "text" && typeof part.text === "string")
     .map((part) => part.text).join("\n");
+}
+
+/** The conversation before the question, newest last, as the recall route reads it ([{role, content}]). */
+export function recentTurns(messages, count = CONTEXT_TURNS) {
+  const said = (Array.isArray(messages) ? messages : [])
+    .filter((m) => m?.role === "user" || m?.role === "assistant")
+    .map((m) => ({ role: m.role, content: stripRecalled(textOf(m.content)) }))
+    .filter((m) => m.content);
+  return said.slice(-count);
 }
 
 // a question asks for memory rather than telling one, and "ok"/"好的" tell nothing; both would crowd out facts

@@ -1,7 +1,7 @@
 /** SillyTavern extension: each chat turn goes to mdmem, and what mdmem recalls goes into the next prompt. */
 
-import { post, reason } from './client.js';
-import { block, keyOf, lastTurn, lastUserText, recentText, rewritePrompt, spaceOf } from './memory.js';
+import { Notices, post, reason } from './client.js';
+import { keyOf, lastTurn, lastUserText, recallBody, rewritePrompt, spaceOf } from './memory.js';
 import { words } from './strings.js';
 
 const NAME = 'mdmem';
@@ -12,7 +12,10 @@ const PROMPT_KEY = 'mdmem_memory';
 const IN_PROMPT = 0; // extension_prompt_types.IN_PROMPT: right after the main (system) prompt
 const IN_CHAT = 1; // extension_prompt_types.IN_CHAT: among the messages, `depth` from the end
 const WRITE_TIMEOUT_MS = 1500; // a write never holds the chat: it is not awaited, and gives up after this
-const SEARCH_TIMEOUT_MS = 1500; // per recall query; a local hybrid search answers in well under 100 ms
+const SEARCH_TIMEOUT_MS = 1500; // a local hybrid search answers in well under 100 ms
+// the daemon's recall: the question, then with the recent messages when it is weak; its first call after a start
+// loads the ranking model, which took over 3 s on a busy 2-core machine
+const RECALL_TIMEOUT_MS = 5000;
 const REWRITE_TIMEOUT_MS = 2500; // the connected model's rewrite, only when both searches found nothing
 const MAX_WRITTEN = 2000; // keys remembered per page load; mdmem itself reinforces a restated memory
 
@@ -34,6 +37,11 @@ const DEFAULTS = {
 const T = words();
 const written = new Set();
 let lastStatus = T.status_never;
+// the one error rule (client.js): a toast per failure kind until mdmem answers again, and a console line
+const notices = new Notices({
+    notify: kind => globalThis.toastr?.warning(T[`fail_${kind}`] || T.fail_refused, T.title, { preventDuplicates: true }),
+    log: (level, text) => console[level](text),
+});
 
 const ctx = () => SillyTavern.getContext();
 
@@ -63,18 +71,21 @@ function writeTurn() {
         agent_id: spaceOf(c, 'character'),
         metadata: { source: 'sillytavern', chat: chatId, time: new Date().toISOString() },
     };
+    if (written.size > MAX_WRITTEN) written.clear();
+    const keys = fresh.map(m => keyOf(chatId, m));
+    for (const key of keys) written.add(key); // at once: the reply's save comes while this write may still run
     post(s, '/memories', body, WRITE_TIMEOUT_MS).then(answer => {
         note(answer);
-        if (!answer?.ok) return; // not marked: the next message's save tries again
-        for (const m of fresh) written.add(keyOf(chatId, m));
-        if (written.size > MAX_WRITTEN) written.clear();
+        if (!notices.usable(answer, 'write')) for (const key of keys) written.delete(key); // the next save tries again
     });
 }
 
-async function search(s, space, query) {
-    const answer = await post(s, '/search', { query, user_id: space, top_k: Math.max(s.top_k, 5) * 2 }, SEARCH_TIMEOUT_MS);
+/** mdmem's block for the question (its recall route), '' when nothing fits, null when mdmem failed. */
+async function recallBlock(s, body) {
+    const answer = await post(s, '/v1/recall/', body, RECALL_TIMEOUT_MS);
     note(answer);
-    return answer?.ok && Array.isArray(answer.data?.results) ? answer.data.results : null;
+    if (!notices.usable(answer, 'recall')) return null;
+    return typeof answer.data?.text === 'string' ? answer.data.text : '';
 }
 
 async function rewritten(s, question, context) {
@@ -87,26 +98,21 @@ async function rewritten(s, question, context) {
     }
 }
 
-/** The recall block for the chat as it stands: last user message, then recent messages, then (opt-in) a rewrite. */
+/**
+ * The block for the chat as it stands, as mdmem builds it (the question, and the recent messages for a weak one);
+ * when it is empty and the opt-in rewrite is on, the connected model's rewrite of the question is asked once more.
+ */
 async function recall(chat) {
     const s = settings();
     const space = spaceOf(ctx(), s.scope);
-    if (!s.enabled || !space || !s.url) return '';
     const question = lastUserText(chat);
-    const context = recentText(chat, s.recent);
-    const shape = { topK: s.top_k, budget: Math.min(Math.max(Number(s.budget) || DEFAULTS.budget, 200), 4000), seen: context };
-    const queries = [question, context];
-    for (const query of queries) {
-        if (!query) continue;
-        const results = await search(s, space, query);
-        if (results === null) return ''; // down or refused: no second try this turn
-        const text = block(results, shape);
-        if (text) return text;
-    }
-    if (!s.rewrite || !question) return '';
+    if (!s.enabled || !space || !s.url || !question) return '';
+    const body = recallBody(question, space, chat, s);
+    const text = await recallBlock(s, body);
+    if (text !== '' || !s.rewrite) return text || ''; // null: mdmem failed, no second try this turn
+    const context = (body.context || []).map(m => `${m.name}: ${m.content}`).join('\n');
     const query = await rewritten(s, question, context);
-    const results = query ? await search(s, space, query) : null;
-    return results ? block(results, shape) : '';
+    return query ? (await recallBlock(s, { ...body, query })) || '' : '';
 }
 
 function inject(text) {
@@ -121,8 +127,9 @@ globalThis.mdmem_recall = async function (chat) {
     try {
         inject(await recall(chat));
     } catch (err) {
-        console.debug('[mdmem] recall skipped', err);
+        console.warn('[mdmem] recall skipped', err); // never thrown into SillyTavern: the prompt goes on without it
     }
+    writeTurn(); // after its own recall: a message just sent is never recalled into its own prompt
 };
 
 async function searchCommand(args, query) {
@@ -132,7 +139,7 @@ async function searchCommand(args, query) {
     if (!s.enabled || !space || !q) return s.enabled ? T.no_results : T.off;
     const answer = await post(s, '/search', { query: q, user_id: space, top_k: Number(args?.limit) || s.top_k }, SEARCH_TIMEOUT_MS * 2);
     note(answer);
-    if (!answer?.ok) return T.off;
+    if (!notices.usable(answer, 'search')) return T.off;
     const lines = (answer.data?.results || []).map(r => `- ${r.memory}`);
     return lines.length ? lines.join('\n') : T.no_results;
 }
@@ -206,8 +213,8 @@ jQuery(() => {
     panel();
     registerCommand().catch(err => console.debug('[mdmem] no slash command', err));
     const { eventSource, eventTypes } = ctx();
-    // 1.12 has no chat-saved event: a chat is saved after each sent and received message, so write then
-    eventSource.on(eventTypes.MESSAGE_SENT, writeTurn);
+    // 1.12 has no chat-saved event: a chat is saved after each sent and received message, so write then (a sent
+    // one once the generation's recall is done, by the interceptor)
     eventSource.on(eventTypes.MESSAGE_RECEIVED, writeTurn);
     eventSource.on(eventTypes.MESSAGE_EDITED, writeTurn); // the corrected text of the last turn is kept too
     eventSource.on(eventTypes.CHAT_CHANGED, () => inject('')); // another chat's memories never linger

@@ -1,8 +1,6 @@
-/** What to write and what to ask: spaces, the last turn, the recall queries and the bounded prompt block. */
+/** What to write and what to ask: spaces, the last turn and the recall route's request (the block is mdmem's). */
 
-export const HEADER = 'Relevant long-term memory:';
 const MAX_SPACE = 64; // mdmem's limit on a space name
-const MAX_QUERY = 1200; // the recent-messages fallback query: enough for 4-6 turns, short enough to stay on topic
 
 /** mdmem's rules for a space name: no slashes, control characters or leading dot, at most 64 characters. */
 export function cleanSpace(name) {
@@ -48,7 +46,7 @@ export function keyOf(chatId, m) {
     return `${chatId}|${m.send_date || ''}|${h}`;
 }
 
-/** The text of the user's latest message (the first recall query). */
+/** The text of the user's latest message (the recall question). */
 export function lastUserText(chat) {
     for (let i = chat.length - 1; i >= 0; i--) {
         if (said(chat[i]) && chat[i].is_user) return chat[i].mes.trim();
@@ -56,43 +54,26 @@ export function lastUserText(chat) {
     return '';
 }
 
-/** The recent messages as "Name: text" lines, newest kept, at most `maxChars` (the second recall query). */
-export function recentText(chat, count, maxChars = MAX_QUERY) {
-    const lines = chat.filter(said).slice(-Math.max(1, count)).map(m => `${m.name || ''}: ${m.mes.trim()}`);
-    const kept = [];
-    let size = 0;
-    for (let i = lines.length - 1; i >= 0; i--) {
-        const line = lines[i].length > maxChars ? lines[i].slice(-maxChars) : lines[i];
-        if (size + line.length + 1 > maxChars && kept.length) break;
-        kept.unshift(line);
-        size += line.length + 1;
-    }
-    return kept.join('\n');
+/** The messages before the user's latest one, newest last, at most `count` (the recall route's context). */
+export function recentMessages(chat, count) {
+    const kept = chat.filter(said);
+    let last = kept.length - 1;
+    while (last >= 0 && !kept[last].is_user) last--;
+    const before = last >= 0 ? kept.slice(0, last) : kept;
+    return before.slice(-Math.max(0, count)).map(m => ({ name: m.name || (m.is_user ? 'user' : 'assistant'),
+        content: m.mes.trim() }));
 }
 
-const squash = s => String(s || '').toLowerCase().replace(/\s+/g, ' ').trim();
-
 /**
- * The prompt block: a header and one line per memory, best first, at most `topK` lines and `budget` characters.
- * Memories the prompt already holds word for word (the recent messages) are left out.
+ * The recall route's body for the open chat: the question, the chat's space, its recent messages and the block's
+ * size; the block that comes back is injected as it is.
  */
-export function block(results, { topK = 5, budget = 1000, seen = '' } = {}) {
-    const already = squash(seen);
-    const lines = [];
-    let size = HEADER.length;
-    for (const r of results || []) {
-        if (lines.length >= topK) break;
-        const text = String(r?.memory || '').replace(/\s+/g, ' ').trim();
-        if (!text || (already && already.includes(squash(text)))) continue;
-        const day = typeof r.created_at === 'string' ? r.created_at.slice(0, 10) : '';
-        let line = `- ${text}${day ? ` (${day})` : ''}`;
-        const room = budget - size - 1;
-        if (room < 40) break; // a line cut to a stub says nothing
-        if (line.length > room) line = line.slice(0, room - 1) + '…';
-        lines.push(line);
-        size += line.length + 1;
-    }
-    return lines.length ? [HEADER, ...lines].join('\n') : '';
+export function recallBody(question, space, chat, s) {
+    const body = { query: question, user_id: space, limit: Math.max(1, Number(s.top_k) || 5),
+        max_chars: Math.min(Math.max(Number(s.budget) || 1000, 200), 4000) };
+    const context = recentMessages(chat, Number(s.recent) || 0);
+    if (context.length) body.context = context;
+    return body;
 }
 
 /** The rewrite prompt with its {{question}} and {{context}} filled in. */

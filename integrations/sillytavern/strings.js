@@ -20,6 +20,11 @@ const EN = {
     search_help: 'Search this character\'s long-term memory in mdmem, e.g. /mdmem-search sister',
     no_results: 'No memory found.',
     off: 'mdmem is off or unreachable.',
+    fail_down: 'mdmem is not reachable: chatting without long-term memory. Start it with mdmem serve --http.',
+    fail_timeout: 'mdmem did not answer in time: chatting without long-term memory.',
+    fail_token: 'mdmem refused the token: paste what `mdmem token` prints into the extension\'s settings.',
+    fail_server: 'mdmem failed (server error): chatting without long-term memory; see its log.',
+    fail_refused: 'mdmem refused a request; the settings panel\'s status line says why.',
 };
 
 const ZH = {
@@ -42,6 +47,11 @@ const ZH = {
     search_help: '在 mdmem 中搜索当前角色的长期记忆，例如 /mdmem-search 姐姐',
     no_results: '没有找到记忆。',
     off: 'mdmem 未启用或无法连接。',
+    fail_down: '无法连接 mdmem：本次对话不使用长期记忆。请用 mdmem serve --http 启动它。',
+    fail_timeout: 'mdmem 未及时响应：本次对话不使用长期记忆。',
+    fail_token: 'mdmem 拒绝了令牌：请把 `mdmem token` 输出的令牌填入扩展设置。',
+    fail_server: 'mdmem 出错（服务器错误）：本次对话不使用长期记忆，请查看其日志。',
+    fail_refused: 'mdmem 拒绝了请求；设置面板的状态行说明了原因。',
 };
 
 /** Chinese when SillyTavern (or else the browser) is set to it. */

@@ -49,10 +49,15 @@ def space_bounds(space: str) -> tuple[str, str]:
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
-def with_space(where: str, params: list, space: str | None) -> tuple[str, list]:
-    """Add a space filter: None none, "" the default space (outside spaces/), NAME that space only."""
+def with_space(where: str, params: list, space: str | tuple[str, ...] | None) -> tuple[str, list]:
+    """Add a space filter: None none, "" the default space (outside spaces/), NAME that space only, a tuple of
+    those: a row of any of them (one ranking over several spaces)."""
     if space is None:
         return where, params
+    if isinstance(space, tuple):
+        parts = [with_space("", [], one) for one in space]
+        return (where + " AND (" + " OR ".join("(1" + w + ")" for w, _p in parts) + ")",
+                [*params, *(v for _w, p in parts for v in p)])
     low, high = space_bounds(space)
     if space:
         return where + " AND c.uri >= ? AND c.uri < ?", [*params, low, high]

@@ -24,6 +24,7 @@ ROOT = HERE.parent.parent.parent
 PLUGIN = ROOT / "integrations" / "openclaw"
 TURN_TIMEOUT_S = 180  # a cold turn took 38 s on 2 busy cores; a warm one 12 s
 DAEMON_TIMEOUT_S = 120
+HEADER = "Relevant long-term memory"  # the first words of the daemon's recall block
 BOOTSTRAP_IGNORE = "# OpenClaw loads these into every prompt itself; mdmem indexes MEMORY.md, memory/ and spaces/\n" \
                    "/*.md\n!/MEMORY.md\n"
 
@@ -158,8 +159,8 @@ class Run:
         said = [content_text(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user"]
         said = [t for t in said if not t.lstrip().startswith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>")]
         last = said[-1] if said else ""
-        start, end = last.find("<mdmem-memory>"), last.find("</mdmem-memory>")
-        return last[start:end] if 0 <= start < end else ""
+        start = last.find(HEADER)  # the daemon's block, as the plugin injects it: up to the first blank line
+        return last[start:].split("\n\n", 1)[0] if start >= 0 else ""
 
     def call(self, tool: str, args: dict) -> dict:
         """Have the model call a tool in a turn; what the tool returned, as OpenClaw handed it to the model."""
@@ -217,7 +218,11 @@ def scenario(r: Run) -> None:
     # 2. a later turn's prompt holds it (auto-recall before the prompt is built)
     n = len(r.requests())
     r.turn("Where does my sister live?")
-    check("Porto" in r.recalled(r.requests()[n]), "a later turn's prompt (a new session) holds the recalled fact")
+    block = r.recalled(r.requests()[n])
+    check("Porto" in block, "a later turn's prompt (a new session) holds the recalled fact")
+    check(all(line.startswith("- ") and "(source: " in line for line in block.splitlines()[1:])
+          and "<mdmem-memory>" not in r.prompt_text(r.requests()[n]),
+          "the block is the daemon's as it came: its header, then one cited line per memory")
 
     # 3. Chinese: told in one turn, recalled by a Chinese question in the next; and OpenClaw's own memory/ notes
     r.turn("记住：我女儿下周三在杭州参加钢琴比赛。")
@@ -257,6 +262,9 @@ def scenario(r: Run) -> None:
     out = reply_of(r.turn("Where does my sister live?"))
     took = time.monotonic() - started
     check(out == "I will remember that.", f"with mdmem stopped the turn still answers ({took:.0f} s)")
+    told = [line for line in r.log_of_turn().splitlines() if "mdmem: " in line and "skipped" in line]
+    check(len(told) == 1 and "not reachable" in told[0],
+          f"recall and capture failing alike give one warning, not one each ({len(told)})")
     check("plugin tool name conflict" not in r.log_of_turn(), "with memory-core off no tool name conflict is logged")
     check("memory_search (mdmem)" in r.prompt_text(r.requests()[-1]), "and mdmem's tools are still offered")
     check("Lena lives in Porto" in r.agent_notes(), "the notes are untouched while mdmem is down")

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import stub_model  # noqa: E402  (the shared stub: recording and plain replies)
 
 CALL = re.compile(r"CALL (\w+) (\{.*\})", re.S)
-RECALLED = re.compile(r"<mdmem-memory>.*?</mdmem-memory>", re.S)  # a recalled old CALL line is not a request
+# a recalled old CALL line is not a request: the daemon's block (its header, then one "- " line per memory)
+RECALLED = re.compile(r"Relevant long-term memory[^\n]*:\n(?:- [^\n]*(?:\n|$))+")
 INTERNAL = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"  # OpenClaw's own context, sent as a user message after the user's
 
 

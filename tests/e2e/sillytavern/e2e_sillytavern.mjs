@@ -169,14 +169,22 @@ try {
         () => notes(path.join(MDMEM_HOME, 'spaces', group)));
     check(groupNotes.includes('瀑布') && !notes(space).includes('瀑布'), 'the group\'s turn is in the group\'s space only');
 
-    // mdmem stopped: the chat goes on, nothing recalled, nothing shown
+    // mdmem stopped: the chat goes on, nothing recalled, one notice for the failure (not one per message)
+    await page.evaluate(() => {
+        const warn = toastr.warning.bind(toastr);
+        window.mdmemToasts = [];
+        toastr.warning = (text, ...rest) => { window.mdmemToasts.push(String(text)); return warn(text, ...rest); };
+    });
     process.kill(Number(MDMEM_PID), 'SIGTERM');
     await until('mdmem stopped', 60, () => { try { process.kill(Number(MDMEM_PID), 0); return false; } catch { return true; } });
     const down = await say('Tell me about the bees.');
     check(!down.messages.some(m => String(m.content).includes(HEADER)), 'no memory block with mdmem down');
     check(down.seconds < 10, `the reply came in ${down.seconds.toFixed(2)} s with mdmem down`);
-    const toasts = await page.evaluate(() => [...document.querySelectorAll('#toast-container .toast')].map(t => t.textContent));
-    check(!toasts.some(t => /mdmem/i.test(t)), 'the extension stays silent (no popup)');
+    const again = await say('And the roof?');
+    check(!again.messages.some(m => String(m.content).includes(HEADER)) && again.seconds < 10,
+        'a second message with mdmem down: still no block, still answered');
+    const toasts = await page.evaluate(() => window.mdmemToasts.filter(t => /mdmem/i.test(t)));
+    check(toasts.length === 1, `one notice for mdmem being down, not one per message (${toasts.join(' | ')})`);
     const status = await page.$eval('#mdmem_status', el => el.textContent);
     check(status.includes('unreachable'), `the panel's status line says why (${status})`);
     check(!errors.some(e => e.includes('Failed running interceptor')), 'the interceptor never threw');
