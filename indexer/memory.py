@@ -15,7 +15,7 @@ from indexer.index.stores import Store, open_store, store_roots
 from indexer.memories import usage
 from indexer.models import Hit, SyncReport, VerifyReport
 from indexer.notes import clock
-from indexer.protocol import Writer
+from indexer.protocol import Job, Writer
 from indexer.retrieval.query import make_query
 from indexer.retrieval.search import search_within
 
@@ -73,7 +73,7 @@ class Memory:
         from indexer.notes.spaces import as_stored
         return as_stored(space, [root for _name, root in store_roots(self.cfg, "all")])
 
-    def forget_store(self, name: str) -> None:
+    def close_store(self, name: str) -> None:
         """Close this memory's connections to one store (its file is about to be replaced)."""
         st = self._stores.pop(name, None)
         if st is not None:
@@ -268,74 +268,104 @@ class Memory:
         return self.writer.verify(validation.scope(scope), repair)
 
 
-class LocalWriter:
+class LocalWriter(Writer):
     """The index writes done at once on this process's own connections (no daemon serves the stores)."""
 
     def __init__(self, mem: Memory):
         self.mem = mem
 
-    def _store(self, name: str) -> Store:
+    def store(self, name: str) -> Store:
         return next(st for st in self.mem.stores(name) if st.name == name)
 
-    def index(self, scope: str, progress=None) -> list[SyncReport]:
-        from indexer.sync.store_sync import sync_store
-        self.mem.fetch_models()
-        return [sync_store(st, self.mem.embedder, self.mem.cfg, progress=progress, warn=self.mem._warn)
-                for st in self.mem.stores(scope)]
+    def run(self, store: str, job: Job, payload=None):
+        if job in LOCAL_JOBS:
+            return LOCAL_JOBS[job](self, store, payload, None)
+        return STORE_JOBS[job](self.store(store), payload, self.mem.cfg, self.mem._warn)
 
-    def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]:
-        from indexer.sync.rebuild import rebuild_store
-        self.mem.fetch_models()
-        reports = []
-        for name, root in store_roots(self.mem.cfg, scope):
-            self.mem.forget_store(name)  # its file is replaced: connections to the old one go first
-            reports.append(rebuild_store(name, root, self.mem.embedder, self.mem.cfg, no_cache=no_cache,
-                                         progress=progress, warn=self.mem._warn))
-        return reports
-
-    def decay(self, scope: str) -> list[dict]:
-        from indexer.sync.passes import decay_store
-        return [decay_store(st, self.mem.cfg) for st in self.mem.stores(scope)]
-
-    def cleanup(self, scope: str) -> list[dict]:
-        from indexer.sync.passes import cleanup_store
-        return [cleanup_store(st, self.mem.cfg.trash_days) for st in self.mem.stores(scope)]
-
-    def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
-        from indexer.sync.verify import check_store
-        return [check_store(name, lambda n=name: self.mem.stores(n)[0], self.mem.cfg, self.mem.embedder, repair,
-                            rebuild=lambda n=name: self.rebuild(n, False), warn=self.mem._warn)
-                for name, _root in store_roots(self.mem.cfg, scope)]
+    def run_all(self, scope: str, job: Job, payload=None, progress=None) -> list:
+        if job in LOCAL_JOBS:
+            return [LOCAL_JOBS[job](self, name, payload, progress) for name, _root in store_roots(self.mem.cfg, scope)]
+        return [self.run(name, job, payload) for name, _root in store_roots(self.mem.cfg, scope)]
 
     def status(self, scope: str) -> dict:
         """Per store: files, chunks, last sync, and whether the index lags the notes (a stat scan)."""
         from indexer.sync.passes import stale_files
         out = {}
         for st in self.mem.stores(scope):
-            s = sql.status_counts(st.con)
             lagging = stale_files(st)
-            out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]],
-                            "vectors_pending": s["vectors_pending"], "pending": lagging,
-                            "skipped": s["skipped"], "busy": None,
-                            "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
+            out[st.name] = store_status(st.root, sql.status_counts(st.con), pending=lagging, stale=lagging > 0)
         return out
 
     def record_access(self, hits: list[Hit]) -> None:
         # only the stores that returned hits: counting never opens (or creates) a store the query left alone
-        usage.tell_once([usage.count_access(self._store(name), ids)
+        usage.tell_once([usage.count_access(self.store(name), ids)
                          for name, ids in usage.ids_by_store(hits).items()], self.mem._warn)
 
     def settle_counts(self, stores: list[str]) -> None:
         pass  # counted at once: nothing is waiting
 
-    def reinforce(self, store: str, chunk_id: str) -> float | None:
-        return usage.reinforce(self._store(store), chunk_id)
 
-    def index_notes(self, store: str, paths: list[Path]) -> None:
-        from indexer.sync.store_sync import index_paths
-        index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
+def store_status(root, counts: dict, *, pending: int, stale: bool, busy: str | None = None, last_sync=None,
+                 daemon: dict | None = None) -> dict:
+    """One store's `status`, the same keys whoever answers; `daemon` adds what only a serving daemon knows."""
+    return {"root": str(root), "files": counts.get("documents", 0), "chunks": counts.get("chunks", 0),
+            "vectors": counts.get("vectors", 0), "e5": [counts.get("e5_vectors", 0), counts.get("e5_texts", 0)],
+            "vectors_pending": counts.get("vectors_pending", 0), "pending": pending,
+            "skipped": counts.get("skipped", 0), "busy": busy, "last_sync": last_sync or counts.get("last_indexed_at"),
+            "stale": stale, "daemon": daemon is not None, **(daemon or {})}
 
-    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
-        return usage.carry(self._store(store), uri, line, old)
 
+# -- the handler of each kind of write (protocol.Job), named beside its kind ---------------------------------------
+def _decay(st: Store, _payload, cfg: Config, _warn) -> dict:
+    from indexer.sync.passes import decay_store
+    return decay_store(st, cfg)
+
+
+def _cleanup(st: Store, _payload, cfg: Config, _warn) -> dict:
+    from indexer.sync.passes import cleanup_store
+    return cleanup_store(st, cfg.trash_days)
+
+
+def _reinforce(st: Store, chunk_id: str, _cfg, _warn) -> float | None:
+    return usage.reinforce(st, chunk_id)
+
+
+def _carry(st: Store, args: tuple, _cfg, _warn) -> str | None:
+    return usage.carry(st, *args)
+
+
+# the kinds both writers run alike, on one store: handler(store, payload, cfg, warn) (the daemon's writer
+# thread adds its log lines)
+STORE_JOBS = {Job.DECAY: _decay, Job.CLEANUP: _cleanup, Job.REINFORCE: _reinforce, Job.CARRY: _carry}
+
+
+def _local_reconcile(w: LocalWriter, name: str, _payload, progress) -> SyncReport:
+    from indexer.sync.store_sync import sync_store
+    w.mem.fetch_models()
+    return sync_store(w.store(name), w.mem.embedder, w.mem.cfg, progress=progress, warn=w.mem._warn)
+
+
+def _local_rebuild(w: LocalWriter, name: str, no_cache: bool, progress) -> SyncReport:
+    from indexer.sync.rebuild import rebuild_store
+    w.mem.fetch_models()
+    w.mem.close_store(name)  # its file is replaced: connections to the old one go first
+    root = dict(store_roots(w.mem.cfg, name))[name]
+    return rebuild_store(name, root, w.mem.embedder, w.mem.cfg, no_cache=bool(no_cache), progress=progress,
+                         warn=w.mem._warn)
+
+
+def _local_verify(w: LocalWriter, name: str, repair: bool, _progress) -> VerifyReport:
+    from indexer.sync.verify import check_store
+    return check_store(name, lambda: w.mem.stores(name)[0], w.mem.cfg, w.mem.embedder, bool(repair),
+                       rebuild=lambda: w.run_all(name, Job.REBUILD, False), warn=w.mem._warn)
+
+
+def _local_paths(w: LocalWriter, name: str, paths, _progress) -> None:
+    from indexer.sync.store_sync import index_paths
+    index_paths(w.store(name), [Path(p) for p in paths], w.mem.embedder, w.mem.cfg, warn=w.mem._warn)
+
+
+# this process's own way of the kinds the daemon's writer runs otherwise: handler(writer, store name, payload,
+# progress); the daemon's are store_writer.HANDLERS
+LOCAL_JOBS = {Job.RECONCILE: _local_reconcile, Job.REBUILD: _local_rebuild, Job.VERIFY: _local_verify,
+              Job.PATHS: _local_paths}

@@ -8,7 +8,6 @@ import threading
 import pytest
 
 from indexer.daemon.jobs import Job
-from indexer.daemon.store_writer import StoreWriter
 from indexer.index import db
 from indexer.memory import Memory
 from indexer.errors import ReadOnlyStoreError
@@ -109,10 +108,11 @@ def test_every_command_that_asks_the_memory_goes_through_the_daemon_when_one_run
 
 def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an_earlier_one(writer_daemon, monkeypatch):
     """add's own PATHS job queued behind the watcher's for the same note: found hung 300 s over HTTP."""
+    from indexer.daemon import store_writer
     from indexer.daemon.jobs import Reply
     _daemon, writer, home = writer_daemon
     gate = threading.Event()
-    monkeypatch.setattr(StoreWriter, "_job_root", lambda self, payload, reply: gate.wait(10) and None)
+    monkeypatch.setitem(store_writer.HANDLERS, Job.ROOT, lambda w, payload, reply: gate.wait(10) and None)
     writer.submit(Job.ROOT, None, Reply())  # holds the writer while the two below queue up
     note = str(home / "user" / "animals.md")
     writer.submit(Job.PATHS, {note})  # the watcher's event for the note add just wrote
