@@ -219,9 +219,9 @@ class Memory:
         """Replace a memory's text in its note (counters kept; the old text kept in the trash) and index it."""
         return self._update(id, text, space, expected_hash=expected_hash, redact=redact)
 
-    def _update(self, id: str, text: str, space: str | None, keep: bool = True, **args) -> dict:
+    def _update(self, memory_id: str, text: str, space: str | None, keep: bool = True, **args) -> dict:
         from indexer.memories.edit import update_memory
-        return update_memory(id, text, stores=self.stores("all"), writes=self.writer, warn=self._warn,
+        return update_memory(memory_id, text, stores=self.stores("all"), writes=self.writer, warn=self._warn,
                              space=self._space(space), keep=keep, **args)
 
     def forget(self, id: str, space: str | None = None, expected_hash: str | None = None, purge: bool = False) -> dict:
