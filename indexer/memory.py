@@ -17,9 +17,10 @@ from indexer.kept.owner import KeptCopies
 from indexer.memories import usage
 from indexer.models import Hit, SyncReport, VerifyReport
 from indexer.notes import clock
-from indexer.protocol import Writer
+from indexer.protocol import Job, Writer
 from indexer.retrieval.query import make_query
 from indexer.retrieval.search import search_within
+from indexer.store_jobs import LOCAL_JOBS, STORE_JOBS, store_status
 
 
 class Memory:
@@ -88,7 +89,7 @@ class Memory:
         from indexer.notes.spaces import as_stored
         return as_stored(space, [root for _name, root in store_roots(self.cfg, "all")])
 
-    def forget_store(self, name: str) -> None:
+    def close_store(self, name: str) -> None:
         """Close this memory's connections to one store (its file is about to be replaced)."""
         st = self._stores.pop(name, None)
         if st is not None:
@@ -290,9 +291,9 @@ class Memory:
         """Replace a memory's text in its note (counters kept; the old text kept in the trash) and index it."""
         return self._update(id, text, space, expected_hash=expected_hash, redact=redact)
 
-    def _update(self, id: str, text: str, space: str | None, keep: bool = True, **args) -> dict:
+    def _update(self, memory_id: str, text: str, space: str | None, keep: bool = True, **args) -> dict:
         from indexer.memories.edit import update_memory
-        return update_memory(id, text, stores=self.stores("all"), writes=self.writer, warn=self._warn,
+        return update_memory(memory_id, text, stores=self.stores("all"), writes=self.writer, warn=self._warn,
                              space=self._space(space), keep=keep, **args)
 
     def forget(self, id: str, space: str | None = None, expected_hash: str | None = None, purge: bool = False) -> dict:
@@ -339,78 +340,38 @@ class Memory:
         return self.writer.verify(validation.scope(scope), repair)
 
 
-class LocalWriter:
+class LocalWriter(Writer):
     """The index writes done at once on this process's own connections (no daemon serves the stores)."""
 
     def __init__(self, mem: Memory):
         self.mem = mem
 
-    def _store(self, name: str) -> Store:
+    def store(self, name: str) -> Store:
         return next(st for st in self.mem.stores(name) if st.name == name)
 
-    def index(self, scope: str, progress=None) -> list[SyncReport]:
-        from indexer.sync.store_sync import sync_store
-        self.mem.fetch_models()
-        return [sync_store(st, self.mem.embedder, self.mem.cfg, progress=progress, warn=self.mem._warn)
-                for st in self.mem.stores(scope)]
+    def run(self, store: str, job: Job, payload=None):
+        if job in LOCAL_JOBS:
+            return LOCAL_JOBS[job](self, store, payload, None)
+        return STORE_JOBS[job](self.store(store), payload, self.mem.cfg, self.mem._warn)
 
-    def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]:
-        from indexer.sync.rebuild import rebuild_store
-        self.mem.fetch_models()
-        reports = []
-        for name, root in store_roots(self.mem.cfg, scope):
-            self.mem.forget_store(name)  # its file is replaced: connections to the old one go first
-            reports.append(rebuild_store(name, root, self.mem.embedder, self.mem.cfg, no_cache=no_cache,
-                                         progress=progress, warn=self.mem._warn))
-        return reports
-
-    def decay(self, scope: str) -> list[dict]:
-        from indexer.sync.passes import decay_store
-        return [decay_store(st, self.mem.cfg) for st in self.mem.stores(scope)]
-
-    def cleanup(self, scope: str) -> list[dict]:
-        from indexer.sync.passes import cleanup_store
-        return [cleanup_store(st, self.mem.cfg.trash_days) for st in self.mem.stores(scope)]
-
-    def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
-        from indexer.sync.verify import check_store
-        return [check_store(name, lambda n=name: self.mem.stores(n)[0], self.mem.cfg, self.mem.embedder, repair,
-                            rebuild=lambda n=name: self.rebuild(n, False), warn=self.mem._warn)
-                for name, _root in store_roots(self.mem.cfg, scope)]
+    def run_all(self, scope: str, job: Job, payload=None, progress=None) -> list:
+        if job in LOCAL_JOBS:
+            return [LOCAL_JOBS[job](self, name, payload, progress) for name, _root in store_roots(self.mem.cfg, scope)]
+        return [self.run(name, job, payload) for name, _root in store_roots(self.mem.cfg, scope)]
 
     def status(self, scope: str) -> dict:
         """Per store: files, chunks, last sync, and whether the index lags the notes (a stat scan)."""
         from indexer.sync.passes import stale_files
         out = {}
         for st in self.mem.stores(scope):
-            s = sql.status_counts(st.con)
             lagging = stale_files(st)
-            out[st.name] = {"root": str(st.root), "files": s["documents"], "chunks": s["chunks"],
-                            "vectors": s["vectors"], "e5": [s["e5_vectors"], s["e5_texts"]],
-                            "vectors_pending": s["vectors_pending"], "pending": lagging,
-                            "skipped": s["skipped"], "busy": None,
-                            "last_sync": s["last_indexed_at"], "stale": lagging > 0, "daemon": False}
+            out[st.name] = store_status(st.root, sql.status_counts(st.con), pending=lagging, stale=lagging > 0)
         return out
 
     def record_access(self, hits: list[Hit]) -> None:
         # only the stores that returned hits: counting never opens (or creates) a store the query left alone
-        usage.tell_once([usage.count_access(self._store(name), ids)
+        usage.tell_once([usage.count_access(self.store(name), ids)
                          for name, ids in usage.ids_by_store(hits).items()], self.mem._warn)
 
     def settle_counts(self, stores: list[str]) -> None:
         pass  # counted at once: nothing is waiting
-
-    def reinforce(self, store: str, chunk_id: str) -> float | None:
-        return usage.reinforce(self._store(store), chunk_id)
-
-    def index_notes(self, store: str, paths: list[Path]) -> None:
-        from indexer.sync.store_sync import index_paths
-        index_paths(self._store(store), list(paths), self.mem.embedder, self.mem.cfg, warn=self.mem._warn)
-
-    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
-        return usage.carry(self._store(store), uri, line, old)
-
-    def log_decision(self, store: str, event: dict) -> None:
-        from indexer.notes import decision_log
-        decision_log.append(self._store(store).root, event)
-

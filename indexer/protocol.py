@@ -7,6 +7,7 @@ process otherwise: that is the whole routing rule (the command line's `backend`)
 
 from __future__ import annotations
 
+import enum
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,19 +107,37 @@ class MemoryAPI(Protocol):
 OPERATIONS = tuple(name for name in MemoryAPI.__dict__ if not name.startswith("_") and name != "close")
 
 
+class Job(str, enum.Enum):
+    """Every kind of change to a store's index, declared once here; a table names the handler beside the kind:
+    `store_jobs.STORE_JOBS` for the kinds both writers run alike, `store_jobs.LOCAL_JOBS` and
+    `daemon.store_writer.HANDLERS` for each writer's own way of the others. A new write is a kind here and its
+    handler in `STORE_JOBS` (plus a named method on `Writer` when callers ask for it by name)."""
+
+    ROOT = "root"  # the daemon's: look whether the root folder or index file was deleted or replaced
+    PATHS = "paths"  # index these changed paths (watcher events, or a note just written by `add`)
+    RECONCILE = "reconcile"  # bring the whole store in step with its notes (start-up, `index`, schedule)
+    DECAY = "decay"
+    CLEANUP = "cleanup"
+    REBUILD = "rebuild"
+    VERIFY = "verify"  # check, and with a true payload repair
+    ACCESS = "access"  # count records handed to a caller (fire and forget)
+    REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
+    RETRY = "retry"  # the daemon's: the work a full disk or read-only store stopped (a reconcile finds all of it)
+    CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
+    DECISION = "decision"  # one line of the decision log (`add`'s decisions, the review queue)
+    CONSOLIDATE = "consolidate"  # propose summaries of old journal weeks (scheduled)
+
+
 class Writer(Protocol):
-    """Every change a `Memory` makes to an index. `memory.LocalWriter` does it at once on this process's
-    connections; `daemon.writer_jobs.DaemonWriter` makes each a job of the store's one writer thread."""
+    """Every change a `Memory` makes to an index, each a `Job`: `memory.LocalWriter` runs it at once on this
+    process's connections; `daemon.writer_jobs.DaemonWriter` makes it a job of the store's one writer thread.
+    A writer says how a job runs (`run`, `run_all`); the named writes below are said once, for both."""
 
-    def index(self, scope: str, progress=None) -> list[SyncReport]: ...
+    def run(self, store: str, job: Job, payload=None):
+        """One store's job of this kind, answered once it is done."""
 
-    def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]: ...
-
-    def decay(self, scope: str) -> list[dict]: ...
-
-    def cleanup(self, scope: str) -> list[dict]: ...
-
-    def verify(self, scope: str, repair: bool) -> list[VerifyReport]: ...
+    def run_all(self, scope: str, job: Job, payload=None, progress=None) -> list:
+        """The job on every store of the scope, one result each (a report, or a pass's dict)."""
 
     def status(self, scope: str) -> dict: ...
 
@@ -128,15 +147,34 @@ class Writer(Protocol):
     def settle_counts(self, stores: list[str]) -> None:
         """Return once the access counts already handed over for these stores are written."""
 
-    def reinforce(self, store: str, chunk_id: str) -> float | None: ...
+    def index(self, scope: str, progress=None) -> list[SyncReport]:
+        return self.run_all(scope, Job.RECONCILE, progress=progress)
+
+    def rebuild(self, scope: str, no_cache: bool, progress=None) -> list[SyncReport]:
+        return self.run_all(scope, Job.REBUILD, no_cache, progress)
+
+    def decay(self, scope: str) -> list[dict]:
+        return self.run_all(scope, Job.DECAY)
+
+    def cleanup(self, scope: str) -> list[dict]:
+        return self.run_all(scope, Job.CLEANUP)
+
+    def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
+        return self.run_all(scope, Job.VERIFY, repair)
+
+    def reinforce(self, store: str, chunk_id: str) -> float | None:
+        return self.run(store, Job.REINFORCE, chunk_id)
 
     def index_notes(self, store: str, paths: list[Path]) -> None:
-        """Index these notes of the store now (an add, an edit, an import)."""
+        """Index these notes of the store now (an add, an edit, an import): one job, new text embedded in batches."""
+        self.run(store, Job.PATHS, [str(p) for p in paths])
 
-    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None: ...
+    def carry_counters(self, store: str, uri: str, line: int, old: dict) -> str | None:
+        return self.run(store, Job.CARRY, (uri, line, old))
 
     def log_decision(self, store: str, event: dict) -> None:
         """Append one event to the store's decision log (memories/decisions.py)."""
+        self.run(store, Job.DECISION, event)
 
 
 def one_at_a_time(backend):

@@ -1,5 +1,6 @@
 """Concurrent processes: searchers never fail or see `database is locked` while others index (60 s in bench)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -7,14 +8,42 @@ import threading
 from pathlib import Path
 
 import apsw
+import pytest
+from bench_scripts import BENCH, bench_module
 
 from indexer import config
 from indexer.index import db
 from indexer.memory import Memory
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import chaos  # noqa: E402
-import concurrency  # noqa: E402
+pytestmark = pytest.mark.slow
+chaos = bench_module("chaos")  # its corpus and commands; bench/concurrency.py runs as the program it is
+
+
+def load(home: Path, seconds: float, *args: str) -> dict:
+    """bench/concurrency.py in its own process (its searchers and writers are processes too): its JSON line."""
+    run = subprocess.run([sys.executable, str(BENCH / "concurrency.py"), "--home", str(home), "--seconds", str(seconds),
+                          "--embedder", "none", *args], capture_output=True, text=True, timeout=seconds + 600,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert run.stdout.strip(), run.stderr
+    return {**json.loads(run.stdout.strip().splitlines()[-1]), "exit": run.returncode}
+
+
+def roles(home: Path, seconds: float, **count: int) -> dict:
+    """Processes of bench/concurrency.py's roles (`writer=2, searcher=2`), their reports summed."""
+    cmd = [sys.executable, str(BENCH / "concurrency.py"), "--home", str(home), "--seconds", str(seconds),
+           "--embedder", "none", "--role"]
+    procs = [subprocess.Popen(cmd + [role], stdout=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+             for role, n in count.items() for _ in range(n)]
+    total = {"failed": 0, "locked": 0, "crashed": 0}
+    for p in procs:
+        out, _ = p.communicate(timeout=seconds + 300)
+        if p.returncode != 0 or not out.strip():
+            total["crashed"] += 1
+            continue
+        for k, v in json.loads(out.strip().splitlines()[-1]).items():
+            if isinstance(v, int):
+                total[k] = total.get(k, 0) + v
+    return total
 
 
 def _verify(home: Path, embedder) -> list:
@@ -57,9 +86,10 @@ def test_four_searchers_while_a_writer_indexes_edits(tmp_path, none_embedder):
     home.mkdir()
     chaos.make_corpus(home, 150, seed=4)
     _verify(home, none_embedder)
-    total = concurrency.run_load(home, seconds=6, searchers=4, embedder="none")
+    total = load(home, 6, "--searchers", "4")
     assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
     assert total["searches"] > 100 and total["passes"] > 3, total
+    assert total["verify_ok"] and total["exit"] == 0, total
     assert _verify(home, none_embedder) == []
 
 
@@ -68,7 +98,7 @@ def test_two_writers_and_two_searchers(tmp_path, none_embedder):
     home.mkdir()
     chaos.make_corpus(home, 100, seed=5)
     _verify(home, none_embedder)
-    total = concurrency.run_load(home, seconds=5, searchers=2, embedder="none", writers=2)
+    total = roles(home, 5, writer=2, searcher=2)
     assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
     assert _verify(home, none_embedder) == []
 
@@ -94,7 +124,7 @@ def test_four_searchers_in_process_and_through_the_socket_while_the_daemon_index
     home.mkdir()
     chaos.make_corpus(home, 150, seed=7)
     _verify(home, none_embedder)
-    total = concurrency.run_daemon_load(home, seconds=6, searchers=4, embedder="none")
+    total = load(home, 6, "--searchers", "4", "--writer", "daemon")
     assert total["crashed"] == 0 and total["failed"] == 0 and total["locked"] == 0, total
     assert total["searches_inprocess"] > 20 and total["searches_socket"] > 20, total
     assert total["edits"] > 20 and total["renames"] > 3 and total["indexed"] > 10 and total["removed"] > 3, total

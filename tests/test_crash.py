@@ -13,6 +13,7 @@ from bench_scripts import bench_module
 from indexer import config
 from indexer.memory import Memory
 
+pytestmark = pytest.mark.slow  # up to 24 kills of index, rebuild and serve, each a fresh process
 chaos = bench_module("chaos")
 
 KILL_POINTS = 24

@@ -370,8 +370,8 @@ def test_daemon_on_a_full_disk_logs_once_keeps_searching_and_indexes_when_space_
         (d.notes / "puffin.md").write_text("# Puffin\n\nPuffins nest in burrows on the cliff.\n")
         assert eventually(lambda: d.events("store_writes_stalled") == 1, timeout=60), d.log.read_text()
         assert d.uris("marmalade") == {"seed.md"}  # searches keep answering
-        time.sleep(4)  # long enough for two retries at 1 s and 2 s: neither logs again
-        assert d.events("store_writes_stalled") == 1 and d.proc.poll() is None
+        # retries log nothing more: test_a_stall_is_logged_once_and_retried_later_and_later, on its own clock
+        assert d.proc.poll() is None
         assert not d.uris("burrows")
         resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))  # space is back
         assert eventually(lambda: d.uris("burrows") == {"puffin.md"}, timeout=90), d.log.read_text()
@@ -382,3 +382,32 @@ def test_daemon_on_a_full_disk_logs_once_keeps_searching_and_indexes_when_space_
         assert d.stop() == 0, d.log.read_text()
     r = d.cli("verify")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.unit
+def test_a_stall_is_logged_once_and_retried_later_and_later():
+    from indexer.daemon.stall import LAST_RETRY_S, Stall
+    from indexer.errors import DiskFullError
+
+    class Log:
+        def __init__(self):
+            self.events = []
+
+        def error(self, event, **fields):
+            self.events.append(event)
+
+        info = error
+
+    now, log = [0.0], Log()
+    stall = Stall(log, clock=lambda: now[0])
+    waits = []
+    for _ in range(9):
+        stall.failed("paths", DiskFullError("disk full"))
+        start = now[0]
+        while not stall.due():
+            now[0] += 0.25
+        waits.append(now[0] - start)
+    assert waits == [1, 2, 4, 8, 16, 32, LAST_RETRY_S, LAST_RETRY_S, LAST_RETRY_S]  # back-off, capped
+    assert log.events == ["store_writes_stalled"]  # nine failed tries, one line
+    stall.succeeded()
+    assert log.events == ["store_writes_stalled", "store_writes_resumed"] and not stall.due()

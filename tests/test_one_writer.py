@@ -8,7 +8,6 @@ import threading
 import pytest
 
 from indexer.daemon.jobs import Job
-from indexer.daemon.store_writer import StoreWriter
 from indexer.index import db
 from indexer.memory import Memory
 from indexer.errors import ReadOnlyStoreError
@@ -109,10 +108,11 @@ def test_every_command_that_asks_the_memory_goes_through_the_daemon_when_one_run
 
 def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an_earlier_one(writer_daemon, monkeypatch):
     """add's own PATHS job queued behind the watcher's for the same note: found hung 300 s over HTTP."""
+    from indexer.daemon import store_writer
     from indexer.daemon.jobs import Reply
     _daemon, writer, home = writer_daemon
     gate = threading.Event()
-    monkeypatch.setattr(StoreWriter, "_job_root", lambda self, payload, reply: gate.wait(10) and None)
+    monkeypatch.setitem(store_writer.HANDLERS, Job.ROOT, lambda w, payload, reply: gate.wait(10) and None)
     writer.submit(Job.ROOT, None, Reply())  # holds the writer while the two below queue up
     note = str(home / "user" / "animals.md")
     writer.submit(Job.PATHS, {note})  # the watcher's event for the note add just wrote
@@ -121,3 +121,72 @@ def test_a_caller_waiting_on_its_paths_job_is_answered_when_it_is_folded_into_an
     gate.set()
     assert waiting.done.wait(10), "the folded job's caller was never answered"
     assert waiting.error is None
+
+
+def test_every_kind_of_job_names_its_handler_in_one_table_per_writer():
+    from indexer.daemon.store_writer import HANDLERS
+    from indexer.store_jobs import LOCAL_JOBS, STORE_JOBS
+    assert set(HANDLERS) == set(Job)  # the daemon's writer thread runs every kind
+    assert not set(STORE_JOBS) & set(LOCAL_JOBS)  # a kind run alike is not also run another way in this process
+    # this process counts accesses at once (record_access); a look at the root and a retry are the daemon's own
+    assert set(STORE_JOBS) | set(LOCAL_JOBS) == set(Job) - {Job.ACCESS, Job.ROOT, Job.RETRY}
+
+
+def test_a_write_declared_once_runs_in_this_process_and_in_the_daemons_writer(writer_daemon, monkeypatch):
+    from indexer import store_jobs
+    daemon, writer, home = writer_daemon
+    seen = []
+
+    def carry(st, payload, cfg, warn):
+        seen.append((st.name, payload, st.con.readonly("main")))
+        return "carried"
+
+    monkeypatch.setitem(store_jobs.STORE_JOBS, Job.CARRY, carry)
+    assert daemon.reader().writer.carry_counters("global", "user/animals.md", 3, {"a": 1}) == "carried"
+    with Memory(cfg=writer.cfg, embedder=writer.embedder) as local:
+        assert local.writer.carry_counters("global", "user/animals.md", 3, {"a": 1}) == "carried"
+    # the same handler both times, each on a connection that may write: the daemon's writer thread, then this one
+    assert seen == [("global", ("user/animals.md", 3, {"a": 1}), False)] * 2
+
+
+def test_a_memory_made_while_its_store_is_retired_is_never_lent_again(writer_daemon, monkeypatch):
+    """A writer thread retires the lent Memory objects (its store's file was replaced) while a request thread is
+    making one: that one may hold the old file, so it is closed when given back, not pooled."""
+    from indexer.daemon import lending
+    daemon, _writer, _home = writer_daemon
+    pool = daemon.memories
+
+    class RetiredWhileMade(Memory):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            pool.retire(wait=False)
+
+    monkeypatch.setattr(lending, "Memory", RetiredWhileMade)
+    first = pool.take()
+    pool.give_back(first)
+    monkeypatch.setattr(lending, "Memory", Memory)
+    second = pool.take()
+    assert second is not first
+    pool.give_back(second)
+    assert pool.take() is second  # made after the retire: lent again
+
+
+def test_the_pool_and_its_writer_use_only_the_parts_of_the_daemon_they_are_given(writer_daemon):
+    from indexer import log
+    from indexer.daemon.lending import MemoryPool
+    from indexer.daemon.writer_jobs import Serving
+    _daemon, writer, _home = writer_daemon
+    jobs = []
+
+    def run_job(job, scope, payload, progress, project):
+        jobs.append((job, scope))
+        return [writer.call(job, payload)]
+
+    serving = Serving(config=lambda: writer.cfg, embedder=lambda: writer.embedder,
+                      writer=lambda name, project: writer if name == "global" else None, run_job=run_job,
+                      status=lambda project: {}, stopping=threading.Event(), log=log.get())
+    with MemoryPool(serving).lend() as mem:
+        assert mem.add("The lighthouse keeper paints the door blue", type="fact")["indexed"]
+        assert mem.search("lighthouse door", mode="fts")[0].uri == "user/fact.md"
+        assert mem.decay()[0]["store"] == "global"
+    assert jobs == [(Job.DECAY, "all")]

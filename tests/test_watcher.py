@@ -4,7 +4,6 @@ import errno
 import logging
 import shutil
 import threading
-import time
 
 import pytest
 
@@ -30,16 +29,30 @@ class Collector:
 
 
 def test_debouncer_coalesces_a_burst_into_one_flush():
+    now = [0.0]
     got = Collector()
-    d = Debouncer(0.2, got)
+    d = Debouncer(0.2, got, clock=lambda: now[0], start=False)
+    for _ in range(20):  # an editor's save: the same note touched every 10 ms
+        d.hit("global", "/r/a.md")
+        now[0] += 0.01
+    d.hit("global", "/r/b.md")
+    assert d.flush_ripe() == 0 and d.pending() == 2  # a.md's last touch was 0.01 s ago
+    now[0] += 0.19  # a.md quiet for 0.2 s, b.md not yet
+    assert d.flush_ripe() == 1 and got.calls == [("global", ["/r/a.md"])]
+    now[0] += 0.01
+    assert d.flush_ripe() == 1 and got.calls[-1] == ("global", ["/r/b.md"])
+    now[0] += 60
+    assert d.flush_ripe() == 0 and d.pending() == 0
+    assert sum(p == "/r/a.md" for _n, ps in got.calls for p in ps) == 1
+
+
+def test_debouncer_thread_flushes_once_quiet():
+    got = Collector()
+    d = Debouncer(0.05, got)
     try:
-        for _ in range(20):
-            d.hit("global", "/r/a.md")
-            time.sleep(0.01)
+        d.hit("global", "/r/a.md")
         d.hit("global", "/r/b.md")
         assert wait_for(lambda: got.paths() == {"/r/a.md", "/r/b.md"})
-        time.sleep(0.3)
-        assert sum(p == "/r/a.md" for _n, ps in got.calls for p in ps) == 1
         assert d.pending() == 0
     finally:
         d.stop()
@@ -64,10 +77,11 @@ def test_notes_are_reported_and_editor_litter_is_not(tmp_path):
             (root / junk).write_text("junk")
         (root / ".hidden").mkdir()
         (root / ".hidden" / "secret.md").write_text("no")
-        assert wait_for(lambda: str(root / "sub" / "note.md") in got.paths())
-        time.sleep(0.4)
+        (root / "last.md").write_text("after the litter")
+        # events arrive in order and are flushed in order, by one thread: litter let through would be here by now
+        assert wait_for(lambda: {str(root / "sub" / "note.md"), str(root / "last.md")} <= got.paths())
         names = {p.rsplit("/", 1)[-1] for p in got.paths()}
-        assert names <= {"note.md", "sub"}, names
+        assert names <= {"note.md", "sub", "last.md"}, names
     finally:
         w.stop()
 
@@ -135,7 +149,8 @@ def test_lost_events_reconcile_each_root_once_after_the_burst(tmp_path, capsys):
             logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
         (root / "c.md").write_text("c")
         assert wait_for(lambda: lost == ["global"] and str(root / "c.md") in got.paths())
-        time.sleep(0.3)
+        (root / "d.md").write_text("d")  # flushed after every earlier hit: a second reconcile would be asked by now
+        assert wait_for(lambda: str(root / "d.md") in got.paths())
         assert lost == ["global"] and "" not in got.paths()
     finally:
         w.stop()

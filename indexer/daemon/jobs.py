@@ -1,32 +1,13 @@
-"""The jobs a store's writer runs, and how a caller waiting on one gets its result back within a deadline."""
+"""How a caller waiting on a store writer's job (kinds: `protocol.Job`) gets its result back within a deadline."""
 
 from __future__ import annotations
 
-import enum
 import threading
 import time
 
 from indexer import log
 from indexer.errors import WriterBusyError
-
-
-class Job(str, enum.Enum):
-    """Every change to a store's index, done by its writer thread alone (readers never write)."""
-
-    ROOT = "root"  # look whether the root folder or index file was deleted or replaced
-    PATHS = "paths"  # index these changed paths (watcher events, or a note just written by `add`)
-    RECONCILE = "reconcile"  # bring the whole store in step with its notes (start-up, `index`, schedule)
-    DECAY = "decay"
-    CLEANUP = "cleanup"
-    REBUILD = "rebuild"
-    VERIFY = "verify"  # check, and with a true payload repair
-    ACCESS = "access"  # count records handed to a caller (fire and forget)
-    REINFORCE = "reinforce"  # one more restatement of a record (`add` of a twin)
-    RETRY = "retry"  # the work a full disk or read-only store stopped (a reconcile finds all of it)
-    CARRY = "carry"  # an updated memory keeps its old record's counters (`update`)
-    DECISION = "decision"  # one line of the decision log (`add`'s decisions, the review queue)
-    CONSOLIDATE = "consolidate"  # propose summaries of old journal weeks (scheduled)
-
+from indexer.protocol import Job
 
 # jobs whose success shows the store takes writes again (a look at the root, a decay or counting
 # pass that found nothing to change, a verify: none of them wrote)

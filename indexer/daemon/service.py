@@ -11,7 +11,8 @@ from pathlib import Path
 
 from indexer import config as config_mod
 from indexer import log
-from indexer.daemon.lending import OWN, Lender
+from indexer.daemon.lending import STARTED_PROJECT, MemoryPool
+from indexer.daemon.writer_jobs import Serving
 from indexer.config import Config
 from indexer.providers import load_embedder
 from indexer.errors import MdmemError, StoreError
@@ -21,6 +22,7 @@ from indexer.index import sql
 from indexer.index.stores import identity, store_roots
 from indexer.kept.owner import KeptCopies
 from indexer.daemon.jobs import Job, Reply
+from indexer.store_jobs import store_status
 from indexer.daemon.lock_file import LOCK_NAME, how_to_stop, stamp
 from indexer.daemon.store_writer import StoreWriter
 
@@ -98,8 +100,13 @@ class Daemon:
         self.started_at = time.time()
         # the copies of each index kept in memory, handed to every store the daemon opens (made by run())
         self.kept = KeptCopies()
-        self.readers = Lender(self)  # the Memory objects requests borrow
         self._log = log.get()
+        # the Memory objects requests borrow, given only what they use of the daemon
+        self.memories = MemoryPool(Serving(config=lambda: self.cfg, embedder=lambda: self._embedder,
+                                           kept=lambda: self.kept,
+                                           writer=lambda name, project: self.writers.get(self.key(name, project)),
+                                           run_job=self.run_job, status=self.status, stopping=self.stopping,
+                                           log=self._log))
 
     # -- lifecycle ------------------------------------------------------------------------------
     def run(self) -> int:
@@ -191,7 +198,7 @@ class Daemon:
             w.submit(Job.RECONCILE)  # .mdmemignore or chunking settings may have changed
         self.watcher.debouncer.delay = cfg.debounce_ms / 1000.0
         self.scheduler.reload(cfg)
-        self.readers.drain()
+        self.memories.drain()
         self._log.info("config_reloaded", debounce_ms=cfg.debounce_ms, **{f"{k}_minutes": v for k, v in self.scheduler.intervals().items()})
 
     def _shutdown(self) -> None:
@@ -207,7 +214,7 @@ class Daemon:
                     self._log.warning("stop_failed", part=type(part).__name__, error=str(exc))
         for w in self.writers.values():
             w.join(timeout=60)  # the current file is finished and committed, then the thread ends
-        self.readers.drain()
+        self.memories.drain()
         self.kept.drop()
         for lock in self.locks:
             lock.release()
@@ -270,7 +277,7 @@ class Daemon:
                 self.watcher.rewatch(name)
             else:
                 self.watcher.unwatch(name)
-        self.readers.retire(wait=not attached)
+        self.memories.retire(wait=not attached)
 
     def run_job(self, job: str, scope: str = "all", payload=None, progress=None, project=None) -> list:
         """Queue a job on each writer of the scope and wait for the results (socket requests)."""
@@ -286,23 +293,13 @@ class Daemon:
         return [r.wait(self.cfg.job_timeout_s, what=f"the {w.store_name} store's writer") for w, r in replies]
 
     # -- the Memory objects requests borrow (daemon/lending) ----------------------------------------------
-    @property
-    def embedder(self):
-        return self._embedder
-
-    @property
-    def log(self):
-        return self._log
-
-    def lend(self, project=OWN):
+    def lend(self, project=STARTED_PROJECT):
         """`with daemon.lend(project) as mem:` a Memory for one call (read-only connections, writes as jobs)."""
-        return self.readers.lend(project)
+        return self.memories.lend(project)
 
-    def reader(self, project=OWN):
-        return self.readers.take(project)
-
-    def give_back(self, mem) -> None:
-        self.readers.give_back(mem)
+    def reader(self, project=STARTED_PROJECT):
+        """A Memory taken for good (the tests' reader); lend() gives one back after the call."""
+        return self.memories.take(project)
 
     def status(self, project=None) -> dict:
         with self.lend(project) as mem:  # counts read without a pass over every chunk (stats: 1.8 s at 1M)
@@ -310,15 +307,12 @@ class Daemon:
         out = {}
         for name, w in self.view(project):
             s = stats.get(name, {})
-            key = self.key(name, project)
-            pending = w.pending() + (self.watcher.pending(key) if self.watcher else 0)
-            out[name] = {"root": str(w.root), "files": s.get("documents", 0), "chunks": s.get("chunks", 0),
-                         "vectors": s.get("vectors", 0), "e5": [s.get("e5_vectors", 0), s.get("e5_texts", 0)],
-                         "vectors_pending": s.get("vectors_pending", 0), "pending": pending, "skipped": s.get("skipped", 0), "busy": w.busy,
-                         "last_sync": w.last_sync or s.get("last_indexed_at"),
-                         "stale": pending > 0 or w.last_sync is None or w.missing is not None, "daemon": True,
-                         "pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling),
-                         "missing": w.missing, **self.kept.state(s.get("index"))}
+            pending = w.pending() + (self.watcher.pending(self.key(name, project)) if self.watcher else 0)
+            out[name] = store_status(
+                w.root, s, pending=pending, busy=w.busy, last_sync=w.last_sync,
+                stale=pending > 0 or w.last_sync is None or w.missing is not None,
+                daemon={"pid": os.getpid(), "polling": bool(self.watcher and self.watcher.polling), "missing": w.missing,
+                        **self.kept.state(s.get("index"))})
         return out
 
 

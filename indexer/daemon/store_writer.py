@@ -13,15 +13,15 @@ from indexer import log
 from indexer.config import Config
 from indexer.errors import MdmemError, StoreError
 from indexer.memories import usage as counters
+from indexer.store_jobs import STORE_JOBS
+from indexer.models import SyncReport
 from indexer.sync.vector_fill import Filler
-from indexer.sync.passes import cleanup_store, decay_store
 from indexer.sync.verify import check_store
 from indexer.sync.rebuild import rebuild_store
 from indexer.notes.scanner import NoteFilter
 from indexer.index.stores import Store, identity, open_store
 from indexer.sync.store_sync import EDIT_E5_TEXTS, index_paths, sync_store
 from indexer.daemon.jobs import PROVES_WRITES, Job, Reply, Stopping
-from indexer.daemon.memory_jobs import MemoryJobs
 from indexer.daemon.path_jobs import Sliced, expand, is_big, small_saves
 from indexer.daemon.stall import Stall
 
@@ -30,7 +30,7 @@ ROOT_CHECK_S = 2.0  # how often an idle writer looks whether its root or index f
 ACCESS_GATHER_S = 0.25  # the access counts of searches this close together are written in one commit
 
 
-class StoreWriter(MemoryJobs, threading.Thread):
+class StoreWriter(threading.Thread):
     """The only writer of one store's index; watcher, scheduler and socket just enqueue jobs."""
 
     def __init__(self, name: str, root: Path, embedder, cfg: Config, stopping: threading.Event, lock=None,
@@ -208,7 +208,7 @@ class StoreWriter(MemoryJobs, threading.Thread):
         self.on_change(self.store_name, True)  # watch the new folder before reconciling it
         self.busy = "reconcile"
         rep = self._reconcile()
-        self._log.info("store_root_restored", root=str(self.root), was=was, files=rep["files"], indexed=rep["indexed"])
+        self._log.info("store_root_restored", root=str(self.root), was=was, files=rep.files, indexed=rep.indexed)
 
     def _set_missing(self, reason: str, detail: str) -> None:
         if self._st is not None:
@@ -261,14 +261,11 @@ class StoreWriter(MemoryJobs, threading.Thread):
             _answer([reply] if reply else [], error=stopped)
 
     def _do(self, job: Job, payload, reply: Reply | None):
-        return getattr(self, f"_job_{job.value}")(payload, reply)
+        return HANDLERS[job](self, payload, reply)
 
-    # -- the jobs, one method each (`_job_<name>`) -------------------------------------------------------
+    # -- the daemon's own handlers (named in HANDLERS below; the kinds run alike are store_jobs.STORE_JOBS) ----------
     def _job_root(self, payload, reply):
         return None  # the look at the root before every job was the work
-
-    def _job_paths(self, payload, reply):
-        return self._index(payload)
 
     def _job_reconcile(self, payload, reply):
         return self._reconcile(reply.report if reply else None)
@@ -279,27 +276,23 @@ class StoreWriter(MemoryJobs, threading.Thread):
             self._open()
         return self._reconcile()
 
-    def _job_decay(self, payload, reply):
-        result = decay_store(self._st, self.cfg)
-        self._log.info("decay_pass", **result)
-        return result
-
-    def _job_cleanup(self, payload, reply):
-        result = cleanup_store(self._st, self.cfg.trash_days)
-        self._log.info("cleanup_pass", **{k: v for k, v in result.items() if k != "store"})
-        return result
-
     def _job_rebuild(self, payload, reply):
         return self._rebuild(bool(payload), reply.report if reply else None)
 
     def _job_verify(self, payload, reply):
-        rep = check_store(self.store_name, lambda: self._st, self.cfg, self.embedder, bool(payload),
-                          rebuild=lambda: self._rebuild(False, None), warn=self._warn)
-        return rep.to_dict()
+        return check_store(self.store_name, lambda: self._st, self.cfg, self.embedder, bool(payload),
+                           rebuild=lambda: self._rebuild(False, None), warn=self._warn)
 
     def _job_access(self, payload, reply):
         counters.tell_once([counters.count_access(self._st, list(payload))],
                            lambda message: self._log.warning("access_counts_kept", reason=message))
+
+    def _on_store(self, job: Job, payload):
+        """A kind both writers run alike (store_jobs.STORE_JOBS), on this writer's store; a pass's figures are logged."""
+        result = STORE_JOBS[job](self._st, payload, self.cfg, self._warn)
+        if isinstance(result, dict):
+            self._log.info(f"{job.value}_pass", **{k: v for k, v in result.items() if k != "store"})
+        return result
 
     def _index(self, paths: set, nested: bool = False) -> dict:
         files = expand(paths, self.root, self._st)
@@ -361,7 +354,7 @@ class StoreWriter(MemoryJobs, threading.Thread):
                            reinforced=rep.reinforced, ms=ms)
         return rep.deleted + rep.indexed
 
-    def _reconcile(self, progress=None) -> dict:
+    def _reconcile(self, progress=None) -> SyncReport:
         def check_stop(done, total):
             if self.stopping.is_set():
                 raise Stopping()
@@ -373,9 +366,9 @@ class StoreWriter(MemoryJobs, threading.Thread):
         self.last_sync = time.time()
         fields = {k: v for k, v in asdict(rep).items() if k not in ("store", "skipped")}
         self._log.info("reconciled", skipped=len(rep.skipped), **fields)
-        return asdict(rep)
+        return rep
 
-    def _rebuild(self, no_cache: bool, progress) -> dict:
+    def _rebuild(self, no_cache: bool, progress) -> SyncReport:
         self._st.close()  # the rebuild opens its own connections; ours would only hold old pages
         self._st = None
         try:
@@ -385,7 +378,7 @@ class StoreWriter(MemoryJobs, threading.Thread):
             self._open()
         self.last_sync = time.time()
         self._log.info("rebuilt", files=rep.indexed, chunks=rep.chunks_added, embedded=rep.embedded, seconds=round(rep.seconds, 3))
-        return asdict(rep)
+        return rep
 
     def _warn(self, message: str) -> None:
         self._log.warning(getattr(message, "event", "note_skipped"), reason=str(message))
@@ -395,3 +388,11 @@ def _answer(replies: list[Reply], result=None, error: BaseException | None = Non
     """One answer to every caller of a job, including the jobs folded into it."""
     for reply in replies:
         reply.finish(result, error)
+
+
+# every kind of job (protocol.Job) and what runs it on the writer's thread: handler(writer, payload, reply)
+HANDLERS = {**{job: lambda w, payload, reply, job=job: w._on_store(job, payload) for job in STORE_JOBS},
+            Job.ROOT: StoreWriter._job_root, Job.PATHS: lambda w, payload, reply: w._index(payload),
+            Job.RECONCILE: StoreWriter._job_reconcile, Job.RETRY: StoreWriter._job_retry,
+            Job.REBUILD: StoreWriter._job_rebuild, Job.VERIFY: StoreWriter._job_verify,
+            Job.ACCESS: StoreWriter._job_access}

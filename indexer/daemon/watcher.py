@@ -37,18 +37,20 @@ class Debouncer:
     for quiet turns those into one reindex of the final content.
     """
 
-    def __init__(self, delay: float, flush):
+    def __init__(self, delay: float, flush, clock=time.monotonic, start: bool = True):
         self.delay = delay
         self._flush = flush
+        self._clock = clock  # a test hands its own and calls flush_ripe() instead of starting the thread
         self._due: dict[tuple[str, str], float] = {}
         self._wake_at = float("inf")  # when the thread wakes next on its own
         self._cond = threading.Condition()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="mdmem-debounce", daemon=True)
-        self._thread.start()
+        if start:
+            self._thread.start()
 
     def hit(self, key: str, path: str) -> None:
-        due = time.monotonic() + self.delay
+        due = self._clock() + self.delay
         with self._cond:
             self._due[(key, path)] = due
             # waking the thread for a hit due after the one it waits for would rescan every
@@ -74,30 +76,45 @@ class Debouncer:
         with self._cond:
             self._stopped = True
             self._cond.notify()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def flush_ripe(self) -> int:
+        """Flush the paths quiet for `delay` by the clock now (what the thread does each time it wakes)."""
+        with self._cond:
+            ripe = self._take_ripe(self._clock())
+        self._flush_all(ripe)
+        return len(ripe)
+
+    def _take_ripe(self, now: float) -> list[tuple[str, str]]:
+        ripe = [kp for kp, due in self._due.items() if due <= now]
+        for kp in ripe:
+            del self._due[kp]
+        return ripe
 
     def _run(self) -> None:
         while True:
             with self._cond:
                 if self._stopped:
                     return
-                now = time.monotonic()
-                ripe = [kp for kp, due in self._due.items() if due <= now]
-                for kp in ripe:
-                    del self._due[kp]
+                now = self._clock()
+                ripe = self._take_ripe(now)
                 if not ripe:
                     self._wake_at = min(self._due.values(), default=now + 3600)
                     self._cond.wait(timeout=max(0.005, self._wake_at - now))
                     self._wake_at = float("inf")
                     continue
-            by_key: dict[str, list[str]] = {}
-            for key, path in ripe:
-                by_key.setdefault(key, []).append(path)
-            for key, paths in by_key.items():
-                try:
-                    self._flush(key, sorted(paths))
-                except Exception:  # a failing consumer must not kill the debounce thread
-                    log.get().exception("debounce_flush_failed", store=key)
+            self._flush_all(ripe)
+
+    def _flush_all(self, ripe: list[tuple[str, str]]) -> None:
+        by_key: dict[str, list[str]] = {}
+        for key, path in ripe:
+            by_key.setdefault(key, []).append(path)
+        for key, paths in by_key.items():
+            try:
+                self._flush(key, sorted(paths))
+            except Exception:  # a failing consumer must not kill the debounce thread
+                log.get().exception("debounce_flush_failed", store=key)
 
 
 class _Handler(FileSystemEventHandler):
