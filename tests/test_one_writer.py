@@ -182,7 +182,7 @@ def test_the_pool_and_its_writer_use_only_the_parts_of_the_daemon_they_are_given
         jobs.append((job, scope))
         return [writer.call(job, payload)]
 
-    serving = Serving(config=lambda: writer.cfg, embedder=lambda: writer.embedder,
+    serving = Serving(config=lambda: writer.cfg, embedder=lambda: writer.embedder, kept=lambda: None,
                       writer=lambda name, project: writer if name == "global" else None, run_job=run_job,
                       status=lambda project: {}, stopping=threading.Event(), log=log.get())
     with MemoryPool(serving).lend() as mem:
