@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import shutil
 from pathlib import Path
 
@@ -107,3 +108,20 @@ def test_import_previews_first_then_imports_on_confirm(server, tmp_path):
                      ({"path": str(export), "dry_run": "yes"}, "dry_run")):
         status, got = server.call("POST", "/v1/ui/import", bad)
         assert status == 400 and why in got["detail"], got
+
+
+def test_every_page_file_is_served_and_no_script_writes_html(server):
+    folder = Path(__file__).parent.parent / "indexer" / "daemon" / "ui"
+    page = (folder / "index.html").read_text()
+    for js in sorted(folder.glob("*.js")):
+        text = js.read_text()
+        assert "innerHTML" not in text and "insertAdjacentHTML" not in text and "document.write" not in text
+        assert page.index(f'src="{js.name}"') <= page.index('src="app.js"')  # the views load before app.js calls them
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        try:
+            conn.request("GET", f"/ui/{js.name}", headers={"Host": f"127.0.0.1:{server.port}"})
+            resp = conn.getresponse()
+            assert resp.status == 200 and resp.getheader("content-type").startswith("text/javascript")
+            assert resp.read().decode() == text
+        finally:
+            conn.close()
