@@ -59,7 +59,6 @@ const t = (key) => STRINGS[LANG][key] || STRINGS.en[key];
 const VIEWS = ["search", "recall", "memories", "health", "import"];
 const TYPES = ["preference", "fact", "instruction", "decision", "entity", "episodic"];
 const REFRESH_MS = 1000; // a note saved in an editor shows up without a reload, within a second of being indexed
-const TYPING_MS = 150; // results follow typing once it pauses this long
 const state = { csrf: null, view: "search", timer: null, spaces: [], stores: ["global"] };
 
 function el(tag, props = {}, ...children) {
@@ -142,18 +141,27 @@ function searchView(root) {
   const since = el("input", { type: "date", id: "q-since" });
   const until = el("input", { type: "date", id: "q-until" });
   const list = el("ol", { class: "items", "aria-live": "polite" });
-  let asked = 0;
+  // one search in flight at a time, the newest words next: a keystroke is answered as soon as the search before it
+  // is (no fixed pause to wait out), answers come in order, and a fast typist's words in between are skipped
+  let busy = false;
+  let again = false;
   const find = async () => {
+    if (busy) { again = true; return; }
     if (!query.value.trim()) return;
-    const mine = ++asked;
-    const found = await api("POST", "/v1/ui/search", { query: query.value, space: space.value, store: store.value,
-      type: type.value, since: since.value, until: until.value });
-    if (mine !== asked) return; // an answer to an older keystroke never replaces a newer one
-    list.replaceChildren(...found.results.map(hitItem));
-    if (!found.results.length) list.append(el("li", { text: t("none") }));
+    busy = true;
+    const words = query.value;
+    try {
+      const found = await api("POST", "/v1/ui/search", { query: words, space: space.value, store: store.value,
+        type: type.value, since: since.value, until: until.value });
+      list.replaceChildren(...found.results.map(hitItem));
+      if (!found.results.length) list.append(el("li", { text: t("none") }));
+      list.setAttribute("data-query", words); // what the shown results answer (the typing benchmark waits on it)
+    } finally {
+      busy = false;
+      if (again) { again = false; run(find)(); }
+    }
   };
-  let pause = null;
-  query.addEventListener("input", () => { clearTimeout(pause); pause = setTimeout(run(find), TYPING_MS); });
+  query.addEventListener("input", run(find));
   for (const filter of [space, store, type, since, until]) filter.addEventListener("change", run(find));
   const form = el("form", { role: "search", onsubmit: run(find) }, field(t("query"), query, true), field(t("space"), space),
     field(t("store"), store), field(t("type"), type), field(t("since"), since), field(t("until"), until),
@@ -212,7 +220,7 @@ function memoriesView(root) {
 }
 
 function memoryItem(m, reload) {
-  const item = el("li", {}, el("p", { class: "text", text: m.text }),
+  const item = el("li", {}, el("p", { class: "text", id: `text-${m.id}`, text: m.text }),
     meta([where(m), m.store, m.space, m.type, `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
       `${t("restated")} ${m.reinforcement}`, `${t("strength")} ${Number(m.strength).toFixed(2)}`]));
   const extra = el("div", { class: "extra" });
@@ -237,11 +245,13 @@ function memoryItem(m, reload) {
   });
   const forget = async () => {
     await api("DELETE", `/v1/memories/${m.id}/`);
-    notice(t("forgotten") + " ", el("button", { type: "button", text: t("undo"), onclick: run(async () => {
+    const undo = el("button", { type: "button", text: t("undo"), onclick: run(async () => {
       await api("POST", `/v1/memories/${m.id}/restore/`, {});
       notice(t("restored")); await reload(true);
-    }) }));
+    }) });
+    notice(t("forgotten") + " ", undo);
     await reload(true);
+    undo.focus(); // the forgotten item's button is gone: the keyboard lands on Undo, not at the top of the page
   };
   const history = async () => {
     if (extra.childElementCount) return extra.replaceChildren(); // pressed again: closed, and refreshing resumes
@@ -249,7 +259,9 @@ function memoryItem(m, reload) {
     extra.replaceChildren(el("ol", {}, ...events.map((e) => el("li", {
       text: [e.created_at, e.event, e.old_memory, e.new_memory].filter(Boolean).join(" · ") }))));
   };
-  const button = (label, task) => el("button", { type: "button", text: t(label), onclick: run(task) });
+  // each button is described by its memory's text: a screen reader says which memory "Forget" forgets
+  const button = (label, task) => el("button", { type: "button", text: t(label), "aria-describedby": `text-${m.id}`,
+    onclick: run(task) });
   // the page's edit, forget and history go through mem0's routes, which serve the global store (HTTP's own)
   const actions = m.store === "global" ? [button("edit", edit), button("supersede", supersede), button("forget", forget),
     button("history", history)] : [button("supersede", supersede), el("span", { class: "meta", text: t("projectOnly") })];

@@ -124,8 +124,8 @@ try {
     await press(await itemWith(page, EDITED), 'Forget');
     await until('forget removes the lines from the note', 20, async () => !allNotes().includes(EDITED));
     await until('the list drops it', 20, async () => !(await texts(page, 'ol.items .text')).some(t => t.includes(EDITED)));
-    const [undo] = await page.$$('xpath/.//*[@id="notice"]//button[normalize-space(.)="Undo"]');
-    await undo.click();
+    await until('the keyboard lands on Undo', 10, async () => page.evaluate(() => document.activeElement?.textContent === 'Undo'));
+    await page.keyboard.press('Enter'); // undone by keyboard alone
     await until('undo puts the lines back', 20, async () => allNotes().includes(EDITED));
     await itemWith(page, EDITED);
 
@@ -179,6 +179,11 @@ try {
     await zh.goto(link());
     await zh.waitForSelector('nav button');
     check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态 导入', 'the views speak Chinese');
+    await zh.setViewport({ width: 360, height: 740 });
+    await zh.select('#q-space', 'erin');
+    await zh.type('#q', 'Pepper');
+    await until('a Chinese page finds too', 20, async () => (await texts(zh, 'ol.items .meta')).some(t => t.includes('得分')));
+    await shot(zh, 'search-zh');
     console.log('e2e ui: all checks passed');
 } catch (err) {
     if (page && FAIL_SHOT) await page.screenshot({ path: FAIL_SHOT }).catch(() => {});
