@@ -20,7 +20,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from http_mixed_load import WORDS, free_port, pct  # noqa: E402
+from http_mixed_load import WORDS, pct, start_daemon, stop_daemon  # noqa: E402
 
 SPACES = ("alice", "bob", "carol", "dan")
 QUERIES = ("walnut kettle", "harbour lantern", "glacier meadow", "苹果 月亮", "violin orbit", "falcon ribbon",
@@ -137,11 +136,8 @@ def main() -> int:
     home, run = base / "home", base / "run"
     run.mkdir()
     seed(home, args.memories)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-    port = free_port()
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "--create", "serve", "--http",
-                             f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start_daemon(home, run)
     try:
         page = None
         while page is None and time.perf_counter() - t0 < 600:
@@ -162,11 +158,7 @@ def main() -> int:
                "api_search_per_keystroke": typed(page, queries, args.key_ms), "api_memories_list": summary(lists),
                "chromium": in_chromium(page, queries, args.key_ms)}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_daemon(proc)
         shutil.rmtree(base, ignore_errors=True)
     print(json.dumps(out, ensure_ascii=False))
     return 0

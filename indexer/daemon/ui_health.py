@@ -1,4 +1,4 @@
-"""The memory browser's health view: each store's counts and skipped notes, the models and their fill, the jobs, doctor."""
+"""The memory browser's health view: stores and skipped notes, the models and their fill, the jobs, doctor."""
 
 from __future__ import annotations
 

@@ -111,10 +111,11 @@ function storeSelect(id) {
   return el("select", { id }, ...names.map((n) => el("option", { value: n, text: n === "all" ? t("storeAll") : n })));
 }
 
+const typeName = (kind) => STRINGS[LANG].types[kind] || kind;
+
 function typeSelect(id) {
-  const names = STRINGS[LANG].types;
   return el("select", { id }, el("option", { value: "", text: t("anyType") }),
-    ...TYPES.map((k) => el("option", { value: k, text: names[k] || k })));
+    ...TYPES.map((k) => el("option", { value: k, text: typeName(k) })));
 }
 
 function meta(parts) {
@@ -178,7 +179,7 @@ function hitItem(hit) {
     toggle.setAttribute("aria-expanded", String(!why.hidden));
   } });
   return el("li", {}, el("p", { class: "text", text: hit.content }),
-    meta([where(hit), hit.date, hit.type, `${t("score")} ${hit.score}`, hit.store]), el("div", { class: "actions" }, toggle), why);
+    meta([where(hit), hit.date, typeName(hit.type), `${t("score")} ${hit.score}`, hit.store]), el("div", { class: "actions" }, toggle), why);
 }
 
 function recallView(root) {
@@ -221,7 +222,7 @@ function memoriesView(root) {
 
 function memoryItem(m, reload) {
   const item = el("li", {}, el("p", { class: "text", id: `text-${m.id}`, text: m.text }),
-    meta([where(m), m.store, m.space, m.type, `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
+    meta([where(m), m.store, m.space, typeName(m.type), `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
       `${t("restated")} ${m.reinforcement}`, `${t("strength")} ${Number(m.strength).toFixed(2)}`]));
   const extra = el("div", { class: "extra" });
   const writeBox = (label, text, save) => {

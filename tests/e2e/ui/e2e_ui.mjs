@@ -29,7 +29,9 @@ async function add(text, space) {
 const link = () => execSync(LOGIN_CMD, { encoding: 'utf8' }).trim();
 const texts = (page, sel) => page.$$eval(sel, nodes => nodes.map(n => n.textContent));
 async function shot(page, name) {
-    if (SHOT_DIR) await page.screenshot({ path: path.join(SHOT_DIR, `ui-${name}.png`), fullPage: true });
+    if (!SHOT_DIR) return;
+    await page.evaluate(() => document.getElementById('notice').replaceChildren()); // sticky: mid-page in a full shot
+    await page.screenshot({ path: path.join(SHOT_DIR, `ui-${name}.png`), fullPage: true });
 }
 async function tab(page, label) {
     const [button] = await page.$$(`xpath/.//nav//button[normalize-space(.)="${label}"]`);
@@ -180,6 +182,7 @@ try {
     await zh.waitForSelector('nav button');
     check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态 导入', 'the views speak Chinese');
     await zh.setViewport({ width: 360, height: 740 });
+    await zh.waitForSelector('#q-space');
     await zh.select('#q-space', 'erin');
     await zh.type('#q', 'Pepper');
     await until('a Chinese page finds too', 20, async () => (await texts(zh, 'ol.items .meta')).some(t => t.includes('得分')));
