@@ -122,7 +122,7 @@ def in_chromium(page: Page, queries, key_ms: float) -> dict | None:
         return {"error": out.stderr.strip()[-800:]}
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return {"first_paint_ms": round(got["first_paint_ms"], 1), "typing_to_results": summary(got["typing_ms"]),
-            "queries": len(got["typing_ms"])}
+            "its_last_search": summary(got["last_search_ms"]), "queries": len(got["typing_ms"])}
 
 
 def main() -> int:
@@ -130,12 +130,15 @@ def main() -> int:
     ap.add_argument("--memories", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=20, help="queries typed (the list repeats)")
     ap.add_argument("--key-ms", type=float, default=120.0, help="time between keystrokes (a fast typist: 120)")
+    ap.add_argument("--keep", type=Path, help="keep the seeded store in this folder, and use it if it is there "
+                    "(a rerun skips the seeding and the first build)")
     args = ap.parse_args()
     queries = [QUERIES[i % len(QUERIES)] for i in range(args.queries)]
-    base = Path(tempfile.mkdtemp(prefix="mdmem-ui-bench-"))
+    base = args.keep or Path(tempfile.mkdtemp(prefix="mdmem-ui-bench-"))
     home, run = base / "home", base / "run"
-    run.mkdir()
-    seed(home, args.memories)
+    run.mkdir(parents=True, exist_ok=True)
+    if not home.exists():
+        seed(home, args.memories)
     t0 = time.perf_counter()
     proc, port = start_daemon(home, run)
     try:
@@ -159,7 +162,8 @@ def main() -> int:
                "chromium": in_chromium(page, queries, args.key_ms)}
     finally:
         stop_daemon(proc)
-        shutil.rmtree(base, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
     print(json.dumps(out, ensure_ascii=False))
     return 0
 
