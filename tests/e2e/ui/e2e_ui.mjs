@@ -83,7 +83,9 @@ try {
     // search, with each hit's signals on demand
     await page.select('#q-space', 'erin');
     await page.type('#q', 'Pepper dog');
-    const hit = await itemWith(page, FACT); // results follow the typing, no Enter needed
+    // results follow the typing, no Enter needed; those of a shorter prefix may show first, then give way
+    await until('the results answer the whole query', 20, async () => page.$eval('ol.items', n => n.getAttribute('data-query') === 'Pepper dog'));
+    const hit = await itemWith(page, FACT);
     await press(hit, 'Why it ranked');
     check((await hit.$eval('pre', n => n.textContent)).includes('{'), 'a hit shows its signals on demand');
     await page.select('#q-type', 'preference');
@@ -185,7 +187,8 @@ try {
     await zh.waitForSelector('#q-space');
     await zh.select('#q-space', 'erin');
     await zh.type('#q', 'Pepper');
-    await until('a Chinese page finds too', 20, async () => (await texts(zh, 'ol.items .meta')).some(t => t.includes('得分')));
+    await until('a Chinese page finds too', 20, async () => await zh.$eval('ol.items', n => n.getAttribute('data-query')) === 'Pepper'
+        && (await texts(zh, 'ol.items .meta')).some(t => t.includes('得分')));
     await shot(zh, 'search-zh');
     console.log('e2e ui: all checks passed');
 } catch (err) {
