@@ -49,6 +49,23 @@ def post(port: int, token: str, path: str, body: dict) -> int:
         conn.close()
 
 
+def start_daemon(home: Path, run: Path) -> tuple[subprocess.Popen, int]:
+    """`mdmem serve --http` on home (made if missing) on a free loopback port, its output dropped: (process, port)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
+    port = free_port()
+    return subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "--create", "serve", "--http",
+                             f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL), port
+
+
+def stop_daemon(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -76,11 +93,8 @@ def main() -> int:
         lines = [f"- 2026-01-{1 + i % 28:02d}: " + " ".join(rng.sample(WORDS, 8))
                  for i in range(args.seed_memories // args.spaces)]
         note.write_text("---\ntype: fact\n---\n\n# Facts\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-    port = free_port()
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "--create", "serve", "--http",
-                             f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start_daemon(home, run)
     try:
         token = None
         while time.perf_counter() - t0 < 180:
@@ -126,11 +140,7 @@ def main() -> int:
             t.join(args.seconds + DEADLINE_S + 30)
         elapsed = time.perf_counter() - start
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_daemon(proc)
     out = {"threads": args.threads, "seconds": round(elapsed, 1), "write_share": args.write_share,
            "seed_memories": args.seed_memories, "ready_s": round(ready_s, 1), "statuses": statuses,
            "requests_per_s": round(sum(len(v) for v in times.values()) / elapsed, 1)}

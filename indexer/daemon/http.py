@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route
 
 from indexer import log
 from indexer.daemon import http_guard as guard
-from indexer.daemon import mem0_api, mem0_platform, recall_api, review_api, ui_api, ui_auth
+from indexer.daemon import mem0_api, mem0_platform, recall_api, review_api, ui_api, ui_auth, ui_health
 from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
@@ -116,9 +116,12 @@ MEM0_ROUTES = [
     # mdmem's own: the recall block every client injects (SillyTavern's extension, OpenClaw's plugin)
     ("/v1/recall", ["POST"], recall_api.recall, {"body": True}),
     # what the memory browser (/ui/) reads beside the routes above
-    ("/v1/ui/status", ["GET"], ui_api.status, {}),
+    ("/v1/ui/status", ["GET"], ui_health.status, {}),
+    ("/v1/ui/doctor", ["POST"], ui_health.checks, {"body": True}),
     ("/v1/ui/memories", ["POST"], ui_api.memories, {"body": True}),
     ("/v1/ui/search", ["POST"], ui_api.search, {"body": True}),
+    ("/v1/ui/supersede", ["POST"], ui_api.supersede, {"body": True}),
+    ("/v1/ui/import", ["POST"], ui_api.import_path, {"body": True}),
     # the review queue of decisions made at write, and consolidation's proposals (docs/REVIEW.md)
     ("/v1/review", ["GET"], review_api.listing, {"query": True}),
     ("/v1/review/consolidate", ["POST"], review_api.consolidate, {"body": True}),

@@ -1,45 +1,94 @@
-"""What the memory browser reads beyond mem0's routes: health, memories with their counters, hits with their signals."""
+"""What the memory browser reads and changes beyond mem0's routes: memories and hits filtered, supersede, import."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from indexer import validation
 from indexer.daemon import mem0_api as api
 from indexer.errors import InputError
-from indexer.index import sql
+from indexer.notes.names import IMPORT_FORMATS, MEMORY_TYPES
 
 DEFAULT_LIMIT = 50
-
-
-def status(mem, _query=None) -> dict:
-    """GET /v1/ui/status: per store, its notes, chunks, vectors, pending and skipped notes (as `mdmem status`),
-    with each skipped note's reason under "skipped_notes" ({uri: why})."""
-    stores = mem.status(scope=api.SCOPE)
-    for st in mem.stores(api.SCOPE):
-        if st.name in stores:
-            stores[st.name]["skipped_notes"] = {uri: seen[2] for uri, seen in sql.skipped_notes(st.con).items()}
-    return {"stores": stores}
+# a type filter keeps what the ranking found of that type: ask for this many times the hits wanted, then cut
+TYPE_OVERFETCH = 5
+STORES = ("global", "project", "all")
 
 
 def memories(mem, body) -> dict:
-    """POST /v1/ui/memories: the newest memories (of one space, between dates), each with its counters and
-    strength: {"results": [...]} as `mdmem recent --json` gives them."""
+    """POST /v1/ui/memories: the newest memories (of one store, space, type or note, between dates), each with
+    its counters and strength: {"results": [...]} as `mdmem recent --json` gives them."""
     body = api.body_object(body if body is not None else {}, '{"space": "alice", "limit": 50}')
     limit = api.top_k(body.get("limit"), DEFAULT_LIMIT, name="limit", most=api.MAX_TOP_K)
-    return {"results": mem.recent(limit=limit, scope=api.SCOPE, space=_text(body, "space"),
-                                  since=_text(body, "since"), until=_text(body, "until"))}
+    kind, note = _type(body), _text(body, "note")
+    found = mem.recent(limit=api.MAX_TOP_K if kind or note else limit, scope=_store(body),
+                       space=_text(body, "space"), since=_text(body, "since"), until=_text(body, "until"))
+    return {"results": [r for r in found if _kept(r, kind, note)][:limit]}
 
 
 def search(mem, body) -> dict:
-    """POST /v1/ui/search: hybrid search (time words read) in one space, each hit with its signals; it counts as
-    no access (recalled counts and strength are left as they were)."""
+    """POST /v1/ui/search: hybrid search (time words read) in one store and space, of one type, between dates,
+    each hit with its signals; it counts as no access (recalled counts and strength are left as they were)."""
     body = api.body_object(body, '{"query": "tea", "space": "alice", "since": "2026-01-01"}')
     query = body.get("query")
     if not isinstance(query, str) or not query.strip():
         raise InputError('query must be a non-empty string, e.g. {"query": "tea"}')
     limit = api.top_k(body.get("limit"), api.DEFAULT_TOP_K, name="limit", most=api.MAX_TOP_K)
+    kind = _type(body)
     # bump=False: a person looking (as they type) is not an agent recalling; strength stays the agents' to move
-    hits = mem.search(query, scope=api.SCOPE, limit=limit, explain=True, bump=False, space=_text(body, "space"),
-                      since=_text(body, "since"), until=_text(body, "until"))
-    return {"results": [h.to_dict(explain=True) for h in hits]}
+    hits = mem.search(query, scope=_store(body), limit=min(limit * TYPE_OVERFETCH, api.MAX_TOP_K) if kind else limit,
+                      explain=True, bump=False, space=_text(body, "space"), since=_text(body, "since"),
+                      until=_text(body, "until"))
+    return {"results": [h.to_dict(explain=True) for h in hits if kind is None or h.type == kind][:limit]}
+
+
+def supersede(mem, body) -> dict:
+    """POST /v1/ui/supersede {"id", "text"}: the new value written beside the old memory (same space, store and
+    type), the old line struck through in its note and kept (`mdmem add --supersedes`)."""
+    body = api.body_object(body, '{"id": "0123456789abcdef", "text": "I live in Berlin now"}')
+    rid = validation.text("id", body.get("id"), '{"id": "0123456789abcdef"}')
+    text = validation.text("text", body.get("text"), '{"text": "I live in Berlin now"}')
+    space = mem.locate(rid, scope="all")
+    old = mem.get(rid, space=space, scope="all")
+    return mem.add(text, type=old["type"], scope=old["store"], space=space, supersedes=rid)
+
+
+def import_path(mem, body) -> dict:
+    """POST /v1/ui/import {"path", "format", "space", "dry_run"}: a SillyTavern data folder or file, or a mem0
+    export, on this machine, into the global store (`mdmem import`); dry_run (the default) writes nothing."""
+    body = api.body_object(body, '{"path": "/home/me/SillyTavern/data/default-user", "dry_run": true}')
+    path = validation.text("path", body.get("path"), '{"path": "/home/me/SillyTavern/data/default-user"}')
+    where = Path(path).expanduser()
+    if not where.is_absolute():  # the daemon's working directory is nobody's: say which folder
+        raise InputError(f"path must be absolute (the daemon reads it), e.g. {Path.home() / 'export.json'}")
+    if not where.exists():
+        raise InputError(f"{where} does not exist; give a SillyTavern data folder or file, or a mem0 export")
+    fmt = _text(body, "format")
+    if fmt is not None and fmt not in IMPORT_FORMATS:
+        raise InputError(f"format must be one of {', '.join(IMPORT_FORMATS)} (or left out: read from the content)")
+    dry_run = body.get("dry_run", True)
+    if not isinstance(dry_run, bool):
+        raise InputError('dry_run must be true or false, e.g. {"dry_run": true}')
+    return mem.import_notes(str(where.resolve()), format=fmt, space=_text(body, "space"), scope=api.SCOPE,
+                            dry_run=dry_run, skip_bad=True)
+
+
+def _store(body: dict) -> str:
+    store = _text(body, "store") or api.SCOPE
+    if store not in STORES:
+        raise InputError(f'store must be one of {", ".join(STORES)}, e.g. {{"store": "global"}}')
+    return store
+
+
+def _type(body: dict) -> str | None:
+    kind = _text(body, "type")
+    if kind is not None and kind not in MEMORY_TYPES:
+        raise InputError(f'type must be one of {", ".join(MEMORY_TYPES)}, e.g. {{"type": "fact"}}')
+    return kind
+
+
+def _kept(record: dict, kind: str | None, note: str | None) -> bool:
+    return (kind is None or record["type"] == kind) and (note is None or note in record["uri"])
 
 
 def _text(body: dict, name: str) -> str | None:

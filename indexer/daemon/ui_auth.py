@@ -15,7 +15,8 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 LOGIN_PATH = "/ui/login"
 # the page's files carry no memory, so they are served without a session (the page says how to get one)
 ASSETS = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
-          "app.css": "text/css; charset=utf-8", "review.js": "text/javascript; charset=utf-8"}
+          "app.css": "text/css; charset=utf-8", "review.js": "text/javascript; charset=utf-8",
+          "health.js": "text/javascript; charset=utf-8", "import.js": "text/javascript; charset=utf-8"}
 PUBLIC_PATHS = ("/", "/ui", "/ui/", LOGIN_PATH, *(f"/ui/{name}" for name in ASSETS))
 TOKEN_ONLY_PREFIXES = ("/mcp", "/v1/ui/link")  # a page's cookie never mints codes nor speaks MCP
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "

@@ -11,7 +11,21 @@ const STRINGS = {
     history: "History", newText: "New text", date: "date", recalled: "recalled", restated: "restated",
     strength: "strength", score: "score", store: "Store", notes: "Notes", chunks: "Chunks", vectors: "Vectors",
     pending: "Notes waiting", vectorsPending: "Vectors waiting", skipped: "Skipped notes", noneSkipped: "No note was skipped.", lastSync: "Last sync",
-    refresh: "Refresh", loading: "Loading…", views: "Views",
+    refresh: "Refresh", loading: "Loading…", views: "Views", import: "Import",
+    storeAll: "All stores", type: "Type", anyType: "Any type", note: "Note (part of its path)", supersede: "Supersede",
+    newValue: "The new value (the old line stays, struck through)", superseded: "Superseded; the old line is kept.",
+    projectOnly: "in the project store: supersede here, or edit its note", models: "Models", role_embedder: "Embedder",
+    role_ranker: "Ranking model", role_llm: "Language model", notIndexed: "not indexed yet",
+    rankingVectors: "Ranking vectors", jobs: "Jobs", idle: "idle", every: "every", doctor: "Checks (mdmem doctor)",
+    runChecks: "Run the checks", checkOk: "OK", checkBad: "Problem", path: "Folder or file on this computer",
+    format: "Format", formatAuto: "Recognise it", spaceOpt: "Space (optional)", previewImport: "Preview",
+    previewTitle: "Preview: nothing is written yet", importNow: "Import", imported: "Imported.", files: "Files",
+    wouldAdd: "Would add", added: "Added", intoNotes: "notes", already: "Already there", redacted: "Secrets masked",
+    hiddenLeft: "Hidden or system messages left out", otherFiles: "Files of other kinds skipped",
+    damaged: "Damaged files (left out)", nothingImportable: "nothing importable",
+    importHelp: "A SillyTavern data folder (data/default-user) or one of its files, or a mem0 export (JSON). A preview comes first.",
+    types: { preference: "preference", fact: "fact", instruction: "instruction", decision: "decision", entity: "entity",
+      episodic: "episodic" },
     login: "This page needs a login: run `mdmem ui` in a terminal, it opens a fresh link.",
   },
   zh: {
@@ -23,16 +37,29 @@ const STRINGS = {
     history: "历史", newText: "新文本", date: "日期", recalled: "被召回", restated: "被重述",
     strength: "强度", score: "得分", store: "存储", notes: "笔记", chunks: "片段", vectors: "向量",
     pending: "待索引笔记", vectorsPending: "待生成向量", skipped: "跳过的笔记", noneSkipped: "没有跳过任何笔记。", lastSync: "上次同步",
-    refresh: "刷新", loading: "加载中…", views: "视图",
+    refresh: "刷新", loading: "加载中…", views: "视图", import: "导入",
+    storeAll: "全部存储", type: "类型", anyType: "任意类型", note: "笔记（路径的一部分）", supersede: "取代",
+    newValue: "新的值（旧的一行保留，加删除线）", superseded: "已取代；旧的一行已保留。",
+    projectOnly: "在项目存储中：可在此取代，或编辑它的笔记", models: "模型", role_embedder: "嵌入模型",
+    role_ranker: "排序模型", role_llm: "语言模型", notIndexed: "尚未索引",
+    rankingVectors: "排序向量", jobs: "任务", idle: "空闲", every: "每", doctor: "检查（mdmem doctor）",
+    runChecks: "运行检查", checkOk: "正常", checkBad: "有问题", path: "本机上的文件夹或文件",
+    format: "格式", formatAuto: "自动识别", spaceOpt: "空间（可选）", previewImport: "预览",
+    previewTitle: "预览：尚未写入任何内容", importNow: "导入", imported: "已导入。", files: "文件",
+    wouldAdd: "将添加", added: "已添加", intoNotes: "笔记", already: "已存在", redacted: "已遮盖密钥",
+    hiddenLeft: "省略的隐藏或系统消息", otherFiles: "跳过的其他类型文件",
+    damaged: "损坏的文件（已省略）", nothingImportable: "没有可导入的内容",
+    importHelp: "SillyTavern 数据文件夹（data/default-user）或其中的文件，或 mem0 导出文件（JSON）。先显示预览。",
+    types: { preference: "偏好", fact: "事实", instruction: "指示", decision: "决定", entity: "实体", episodic: "经历" },
     login: "此页面需要登录：在终端运行 `mdmem ui`，它会打开新的登录链接。",
   },
 };
 const LANG = (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
 const t = (key) => STRINGS[LANG][key] || STRINGS.en[key];
-const VIEWS = ["search", "recall", "memories", "health"];
-const REFRESH_MS = 3000; // a note saved in an editor shows up without a reload
-const TYPING_MS = 150; // results follow typing once it pauses this long
-const state = { csrf: null, view: "search", timer: null, spaces: [] };
+const VIEWS = ["search", "recall", "memories", "health", "import"];
+const TYPES = ["preference", "fact", "instruction", "decision", "entity", "episodic"];
+const REFRESH_MS = 1000; // a note saved in an editor shows up without a reload, within a second of being indexed
+const state = { csrf: null, view: "search", timer: null, spaces: [], stores: ["global"] };
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -78,6 +105,19 @@ function spaceSelect(id) {
   return select;
 }
 
+function storeSelect(id) {
+  // the stores this daemon serves, then all of them together (searched as one ranking)
+  const names = state.stores.length > 1 ? [...state.stores, "all"] : state.stores;
+  return el("select", { id }, ...names.map((n) => el("option", { value: n, text: n === "all" ? t("storeAll") : n })));
+}
+
+const typeName = (kind) => STRINGS[LANG].types[kind] || kind;
+
+function typeSelect(id) {
+  return el("select", { id }, el("option", { value: "", text: t("anyType") }),
+    ...TYPES.map((k) => el("option", { value: k, text: typeName(k) })));
+}
+
 function meta(parts) {
   return el("p", { class: "meta", text: parts.filter(Boolean).join(" · ") });
 }
@@ -97,23 +137,36 @@ function run(task) {
 function searchView(root) {
   const query = el("input", { type: "search", id: "q", required: "" });
   const space = spaceSelect("q-space");
+  const store = storeSelect("q-store");
+  const type = typeSelect("q-type");
   const since = el("input", { type: "date", id: "q-since" });
   const until = el("input", { type: "date", id: "q-until" });
   const list = el("ol", { class: "items", "aria-live": "polite" });
-  let asked = 0;
+  // one search in flight at a time, the newest words next: a keystroke is answered as soon as the search before it
+  // is (no fixed pause to wait out), answers come in order, and a fast typist's words in between are skipped
+  let busy = false;
+  let again = false;
   const find = async () => {
+    if (busy) { again = true; return; }
     if (!query.value.trim()) return;
-    const mine = ++asked;
-    const found = await api("POST", "/v1/ui/search", { query: query.value, space: space.value,
-      since: since.value, until: until.value });
-    if (mine !== asked) return; // an answer to an older keystroke never replaces a newer one
-    list.replaceChildren(...found.results.map(hitItem));
-    if (!found.results.length) list.append(el("li", { text: t("none") }));
+    busy = true;
+    const words = query.value;
+    try {
+      const found = await api("POST", "/v1/ui/search", { query: words, space: space.value, store: store.value,
+        type: type.value, since: since.value, until: until.value });
+      list.replaceChildren(...found.results.map(hitItem));
+      if (!found.results.length) list.append(el("li", { text: t("none") }));
+      list.setAttribute("data-query", words); // what the shown results answer (the typing benchmark waits on it)
+    } finally {
+      busy = false;
+      if (again) { again = false; run(find)(); }
+    }
   };
-  let pause = null;
-  query.addEventListener("input", () => { clearTimeout(pause); pause = setTimeout(run(find), TYPING_MS); });
-  const form = el("form", { role: "search", onsubmit: run(find) }, field(t("query"), query, true), field(t("space"), space), field(t("since"), since),
-  field(t("until"), until), el("button", { type: "submit", text: t("go") }));
+  query.addEventListener("input", run(find));
+  for (const filter of [space, store, type, since, until]) filter.addEventListener("change", run(find));
+  const form = el("form", { role: "search", onsubmit: run(find) }, field(t("query"), query, true), field(t("space"), space),
+    field(t("store"), store), field(t("type"), type), field(t("since"), since), field(t("until"), until),
+    el("button", { type: "submit", text: t("go") }));
   root.append(form, list);
   query.focus();
 }
@@ -126,7 +179,7 @@ function hitItem(hit) {
     toggle.setAttribute("aria-expanded", String(!why.hidden));
   } });
   return el("li", {}, el("p", { class: "text", text: hit.content }),
-    meta([where(hit), hit.date, `${t("score")} ${hit.score}`, hit.store]), el("div", { class: "actions" }, toggle), why);
+    meta([where(hit), hit.date, typeName(hit.type), `${t("score")} ${hit.score}`, hit.store]), el("div", { class: "actions" }, toggle), why);
 }
 
 function recallView(root) {
@@ -144,49 +197,62 @@ function recallView(root) {
 
 function memoriesView(root) {
   const space = spaceSelect("m-space");
+  const store = storeSelect("m-store");
+  const type = typeSelect("m-type");
+  const note = el("input", { type: "text", id: "m-note", spellcheck: "false" });
   const list = el("ol", { class: "items" });
   let shown = "";
   const load = async (force) => {
     // an open edit or history is never replaced under the user's hands, nor an unchanged list (focus stays put)
     if (force !== true && list.querySelector(".extra:not(:empty)")) return;
-    const got = await api("POST", "/v1/ui/memories", { space: space.value, limit: 100 });
-    const now = JSON.stringify([space.value, got.results]);
+    const asked = { space: space.value, store: store.value, type: type.value, note: note.value.trim(), limit: 100 };
+    const got = await api("POST", "/v1/ui/memories", asked);
+    const now = JSON.stringify([asked, got.results]);
     if (now === shown) return;
     shown = now;
     list.replaceChildren(...got.results.map((m) => memoryItem(m, load)));
     if (!got.results.length) list.append(el("li", { text: t("none") }));
   };
-  space.addEventListener("change", run(() => load(true)));
-  root.append(el("form", { onsubmit: run(() => load(true)) }, field(t("space"), space),
-    el("button", { type: "submit", text: t("refresh") })), list);
+  for (const filter of [space, store, type]) filter.addEventListener("change", run(() => load(true)));
+  root.append(el("form", { onsubmit: run(() => load(true)) }, field(t("space"), space), field(t("store"), store),
+    field(t("type"), type), field(t("note"), note, true), el("button", { type: "submit", text: t("refresh") })), list);
   run(load)();
   state.timer = setInterval(() => { if (!document.hidden) run(load)(); }, REFRESH_MS);
 }
 
 function memoryItem(m, reload) {
-  const item = el("li", {}, el("p", { class: "text", text: m.text }),
-    meta([where(m), m.space, `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
+  const item = el("li", {}, el("p", { class: "text", id: `text-${m.id}`, text: m.text }),
+    meta([where(m), m.store, m.space, typeName(m.type), `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
       `${t("restated")} ${m.reinforcement}`, `${t("strength")} ${Number(m.strength).toFixed(2)}`]));
   const extra = el("div", { class: "extra" });
-  const edit = async () => {
-    const now = await api("GET", `/v1/memories/${m.id}/`);
+  const writeBox = (label, text, save) => {
     const box = el("textarea", { id: `edit-${m.id}` });
-    box.value = now.memory;
-    extra.replaceChildren(field(t("newText"), box, true), el("div", { class: "actions" },
-      el("button", { type: "button", text: t("save"), onclick: run(async () => {
-        await api("PUT", `/v1/memories/${m.id}/`, { text: box.value });
-        extra.replaceChildren(); notice(t("saved")); await reload(true);
-      }) }),
+    box.value = text;
+    extra.replaceChildren(field(label, box, true), el("div", { class: "actions" },
+      el("button", { type: "button", text: t("save"), onclick: run(() => save(box.value)) }),
       el("button", { type: "button", text: t("cancel"), onclick: () => extra.replaceChildren() })));
     box.focus();
   };
+  const edit = async () => {
+    const now = await api("GET", `/v1/memories/${m.id}/`);
+    writeBox(t("newText"), now.memory, async (text) => {
+      await api("PUT", `/v1/memories/${m.id}/`, { text });
+      extra.replaceChildren(); notice(t("saved")); await reload(true);
+    });
+  };
+  const supersede = async () => writeBox(t("newValue"), "", async (text) => {
+    await api("POST", "/v1/ui/supersede", { id: m.id, text });
+    extra.replaceChildren(); notice(t("superseded")); await reload(true);
+  });
   const forget = async () => {
     await api("DELETE", `/v1/memories/${m.id}/`);
-    notice(t("forgotten") + " ", el("button", { type: "button", text: t("undo"), onclick: run(async () => {
+    const undo = el("button", { type: "button", text: t("undo"), onclick: run(async () => {
       await api("POST", `/v1/memories/${m.id}/restore/`, {});
       notice(t("restored")); await reload(true);
-    }) }));
+    }) });
+    notice(t("forgotten") + " ", undo);
     await reload(true);
+    undo.focus(); // the forgotten item's button is gone: the keyboard lands on Undo, not at the top of the page
   };
   const history = async () => {
     if (extra.childElementCount) return extra.replaceChildren(); // pressed again: closed, and refreshing resumes
@@ -194,34 +260,18 @@ function memoryItem(m, reload) {
     extra.replaceChildren(el("ol", {}, ...events.map((e) => el("li", {
       text: [e.created_at, e.event, e.old_memory, e.new_memory].filter(Boolean).join(" · ") }))));
   };
-  item.append(el("div", { class: "actions" },
-    el("button", { type: "button", text: t("edit"), onclick: run(edit) }),
-    el("button", { type: "button", text: t("forget"), onclick: run(forget) }),
-    el("button", { type: "button", text: t("history"), onclick: run(history) })), extra);
+  // each button is described by its memory's text: a screen reader says which memory "Forget" forgets
+  const button = (label, task) => el("button", { type: "button", text: t(label), "aria-describedby": `text-${m.id}`,
+    onclick: run(task) });
+  // the page's edit, forget and history go through mem0's routes, which serve the global store (HTTP's own)
+  const actions = m.store === "global" ? [button("edit", edit), button("supersede", supersede), button("forget", forget),
+    button("history", history)] : [button("supersede", supersede), el("span", { class: "meta", text: t("projectOnly") })];
+  item.append(el("div", { class: "actions" }, ...actions), extra);
   return item;
 }
 
-function healthView(root) {
-  const body = el("tbody");
-  const skipped = el("ul");
-  const cols = ["files", "chunks", "vectors", "vectors_pending", "pending", "skipped", "last_sync"];
-  const heads = [t("store"), t("notes"), t("chunks"), t("vectors"), t("vectorsPending"), t("pending"),
-    t("skipped"), t("lastSync")];
-  const load = async () => {
-    const got = await api("GET", "/v1/ui/status");
-    body.replaceChildren(...Object.entries(got.stores).map(([name, s]) =>
-      el("tr", {}, el("th", { scope: "row", text: name }), ...cols.map((c) => el("td", { text: String(s[c] ?? "") })))));
-    const why = Object.entries(got.stores).flatMap(([name, s]) =>
-      Object.entries(s.skipped_notes || {}).map(([uri, reason]) => el("li", { text: `${name}: ${reason.includes(uri) ? reason : `${uri}: ${reason}`}` })));
-    skipped.replaceChildren(...(why.length ? why : [el("li", { text: t("noneSkipped") })]));
-  };
-  root.append(el("div", { class: "scroll" }, el("table", {}, el("thead", {}, el("tr", {},
-    ...heads.map((h) => el("th", { scope: "col", text: h })))), body)), el("h2", { text: t("skipped") }), skipped);
-  run(load)();
-  state.timer = setInterval(() => { if (!document.hidden) run(load)(); }, REFRESH_MS);
-}
-
-const RENDER = { search: searchView, recall: recallView, memories: memoriesView, health: healthView };
+// healthView (health.js) and importView (import.js) are loaded before this file
+const RENDER = { search: searchView, recall: recallView, memories: memoriesView, health: healthView, import: importView };
 
 async function show(view) {
   clearInterval(state.timer);
@@ -229,7 +279,7 @@ async function show(view) {
   state.view = view;
   for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
   const root = document.getElementById("view");
-  root.replaceChildren();
+  root.replaceChildren(el("h2", { class: "sr-only", text: t(view) })); // each view is a heading to jump to
   notice("");
   RENDER[view](root);
 }
@@ -239,6 +289,7 @@ async function start() {
   const answer = await fetch("/ui/session", { credentials: "same-origin" });
   if (!answer.ok) return showLogin();
   state.csrf = (await answer.json()).csrf;
+  state.stores = Object.keys((await api("GET", "/v1/ui/status")).stores); // global, and the project when served
   const tabs = document.getElementById("tabs");
   tabs.setAttribute("aria-label", t("views"));
   tabs.replaceChildren(...VIEWS.map((v) => el("button", { type: "button", "data-view": v, text: t(v),

@@ -13,6 +13,9 @@ const FACT = "Erin's dog is called Pepper";
 const EDITED = "Erin's dog is called Pepper and is eight";
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 const BY_HAND = 'Erin planted tulips by the gate';
+const MOVED = 'Erin lives in Oslo';
+const MOVED_NOW = 'Erin lives in Bergen now';
+const EXPORT = path.resolve('tests/fixtures/imports/mem0/get_all.json');
 
 const notes = () => fs.readdirSync(path.join(MDMEM_HOME, 'spaces'), { recursive: true })
     .filter(f => f.endsWith('.md')).map(f => path.join(MDMEM_HOME, 'spaces', f));
@@ -26,7 +29,9 @@ async function add(text, space) {
 const link = () => execSync(LOGIN_CMD, { encoding: 'utf8' }).trim();
 const texts = (page, sel) => page.$$eval(sel, nodes => nodes.map(n => n.textContent));
 async function shot(page, name) {
-    if (SHOT_DIR) await page.screenshot({ path: path.join(SHOT_DIR, `ui-${name}.png`) });
+    if (!SHOT_DIR) return;
+    await page.evaluate(() => document.getElementById('notice').replaceChildren()); // sticky: mid-page in a full shot
+    await page.screenshot({ path: path.join(SHOT_DIR, `ui-${name}.png`), fullPage: true });
 }
 async function tab(page, label) {
     const [button] = await page.$$(`xpath/.//nav//button[normalize-space(.)="${label}"]`);
@@ -61,7 +66,7 @@ try {
     check((await lost.$$('nav button')).length === 0, 'no views without a login');
     const url = link();
     await lost.goto(url);
-    await until('the login link opens the views', 10, async () => (await lost.$$('nav button')).length === 5);
+    await until('the login link opens the views', 10, async () => (await lost.$$('nav button')).length === 6);
     const spent = await (await browser.createBrowserContext()).newPage();
     await spent.goto(url);
     check((await spent.content()).includes('spent or expired'), 'the same link a second time is refused');
@@ -78,9 +83,15 @@ try {
     // search, with each hit's signals on demand
     await page.select('#q-space', 'erin');
     await page.type('#q', 'Pepper dog');
-    const hit = await itemWith(page, FACT); // results follow the typing, no Enter needed
+    // results follow the typing, no Enter needed; those of a shorter prefix may show first, then give way
+    await until('the results answer the whole query', 20, async () => page.$eval('ol.items', n => n.getAttribute('data-query') === 'Pepper dog'));
+    const hit = await itemWith(page, FACT);
     await press(hit, 'Why it ranked');
     check((await hit.$eval('pre', n => n.textContent)).includes('{'), 'a hit shows its signals on demand');
+    await page.select('#q-type', 'preference');
+    await until('a type filter keeps only that type', 20, async () => (await texts(page, 'ol.items > li')).join(' ').includes('Nothing found'));
+    await page.select('#q-type', 'episodic');
+    await itemWith(page, FACT);
     await shot(page, 'search');
 
     // what the prompt would get
@@ -117,10 +128,20 @@ try {
     await press(await itemWith(page, EDITED), 'Forget');
     await until('forget removes the lines from the note', 20, async () => !allNotes().includes(EDITED));
     await until('the list drops it', 20, async () => !(await texts(page, 'ol.items .text')).some(t => t.includes(EDITED)));
-    const [undo] = await page.$$('xpath/.//*[@id="notice"]//button[normalize-space(.)="Undo"]');
-    await undo.click();
+    await until('the keyboard lands on Undo', 10, async () => page.evaluate(() => document.activeElement?.textContent === 'Undo'));
+    await page.keyboard.press('Enter'); // undone by keyboard alone
     await until('undo puts the lines back', 20, async () => allNotes().includes(EDITED));
     await itemWith(page, EDITED);
+
+    // supersede: the new value beside the old one, which stays struck through in the note
+    await add(MOVED, 'erin');
+    await press(await itemWith(page, MOVED), 'Supersede');
+    const value = await page.waitForSelector('textarea');
+    await value.type(MOVED_NOW);
+    await press(await page.$('ol.items > li:has(textarea)'), 'Save');
+    await until('the note strikes the old value through and holds the new one', 20, async () =>
+        allNotes().includes(`~~${MOVED}~~`) && allNotes().includes(MOVED_NOW));
+    await itemWith(page, MOVED_NOW);
 
     // an editor's save shows up without a reload
     const note = notes().find(f => fs.readFileSync(f, 'utf8').includes(EDITED));
@@ -137,14 +158,38 @@ try {
     fs.writeFileSync(path.join(MDMEM_HOME, 'broken.md'), Buffer.from([0x61, 0xed, 0xa0, 0x80]));
     await until('health names a skipped note and why', 20, async () => (await texts(page, '#view li')).some(t => t.includes('broken.md') && t.includes('UTF-8')));
     check(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'health fits 360 px (its table scrolls in its box)');
+    check((await texts(page, '#view h2')).includes('Models') && (await page.$$('#view progress')).length >= 2,
+        'health shows the models and their fill');
+    const [doctor] = await page.$$('xpath/.//button[normalize-space(.)="Run the checks"]');
+    await doctor.click();
+    await until("doctor's checks are listed", 60, async () => (await texts(page, '#view li')).some(t => t.includes('sqlite-vec')));
     await shot(page, 'health');
+
+    // import: a preview first, nothing written until confirmed
+    await tab(page, 'Import');
+    await page.waitForSelector('#i-path');
+    await page.type('#i-path', EXPORT);
+    await page.keyboard.press('Enter');
+    await until('the preview says what would be added', 20, async () => (await texts(page, '#view li')).some(t => t.startsWith('Would add')));
+    check(!fs.existsSync(path.join(MDMEM_HOME, 'spaces', 'alice')), 'a preview writes nothing');
+    await shot(page, 'import');
+    await page.click('#i-confirm');
+    await until('the import writes the notes', 20, async () => allNotes().includes('vegetarian'));
+    check(await page.evaluate(() => document.documentElement.scrollWidth <= 360), 'import fits 360 px');
 
     // Chinese, following the browser's language
     const zh = await browser.newPage();
     await zh.evaluateOnNewDocument(() => Object.defineProperty(navigator, 'language', { get: () => 'zh-CN' }));
     await zh.goto(link());
     await zh.waitForSelector('nav button');
-    check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态 审核', 'the views speak Chinese');
+    check((await texts(zh, 'nav button')).join(' ') === '搜索 提示词会得到什么 记忆 状态 导入 审核', 'the views speak Chinese');
+    await zh.setViewport({ width: 360, height: 740 });
+    await zh.waitForSelector('#q-space');
+    await zh.select('#q-space', 'erin');
+    await zh.type('#q', 'Pepper');
+    await until('a Chinese page finds too', 20, async () => await zh.$eval('ol.items', n => n.getAttribute('data-query')) === 'Pepper'
+        && (await texts(zh, 'ol.items .meta')).some(t => t.includes('得分')));
+    await shot(zh, 'search-zh');
     console.log('e2e ui: all checks passed');
 } catch (err) {
     if (page && FAIL_SHOT) await page.screenshot({ path: FAIL_SHOT }).catch(() => {});

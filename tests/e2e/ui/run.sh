@@ -1,6 +1,7 @@
 #!/bin/sh
-# The memory browser in headless Chromium against a real `mdmem serve --http`: login link, search, recall preview,
-# edit, forget and undo, history, spaces, an editor's save appearing, script shown as text, Chinese, 360 px.
+# The memory browser in headless Chromium against a real `mdmem serve --http`: login link, search and its filters, recall preview,
+# edit, supersede, forget and undo, history, spaces, an editor's save appearing, health and doctor, import (preview, then
+# confirm), script shown as text, Chinese, 360 px.
 set -eu
 cd "$(dirname "$0")/../../.."
 ROOT=$(pwd)
