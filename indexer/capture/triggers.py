@@ -4,6 +4,7 @@ to be remembered, found by their shape (no LLM); chit-chat is dropped."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from indexer.notes.textseg import has_han
@@ -120,8 +121,13 @@ _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
 
 
 def sentences(text: str) -> list[str]:
-    """A turn cut into sentences at the end marks of both languages and at line breaks."""
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and s.strip()]
+    """A turn cut into sentences at the end marks of both languages and at line breaks, without emoji."""
+    return [s for s in (_without_symbols(p) for p in _SENTENCE.split(text or "") if p) if s]
+
+
+def _without_symbols(s: str) -> str:
+    return " ".join("".join(c for c in s if unicodedata.category(c) not in ("So", "Sk", "Cf")
+                            and not "\ufe00" <= c <= "\ufe0f").split())  # emoji and their variation selectors
 
 
 def extract(text: str, speaker: str = "", role: str = "user") -> list[Item]:
