@@ -28,7 +28,8 @@ _ASSISTANT_ROLES = ("assistant", "system", "tool", "model", "character", "bot")
 # --- English: first person, then what the verb after it says ------------------------------------------------
 _ME = r"(?:i|we)"
 _ADV = r"(?:(?:really|also|still|just|recently|finally|actually|usually|always|never|often|sometimes|totally|" \
-       r"absolutely|definitely|already|now|currently|only|even|so|too|kind of|sort of|mostly)\s+)*"
+       r"absolutely|definitely|already|now|currently|only|even|so|too|kind of|sort of|mostly|all|both|typically|" \
+       r"usually|normally|generally|regularly|rarely|each|once|first)\s+)*"
 _NEG = r"(?:don't|do not|didn't|did not|never|can't|cannot|can not|won't|will not|am not|'m not|no longer|" \
        r"wouldn't|shouldn't|haven't|hasn't)\s+"
 # discourse verbs: a first person with one of these reports a reaction, not a fact about the speaker
@@ -60,13 +61,29 @@ _PLAN = r"(?:will|'ll|shall|am going to|'m going to|are going to|'re going to|am
 # a past event of the speaker's: a regular past (-ed) or one of the common irregular ones
 _PAST = r"(?:[a-z]+ed|went|got|made|took|ran|met|bought|began|found|gave|saw|wrote|read|won|lost|left|" \
         r"built|spent|sold|paid|kept|brought|taught|drew|flew|drove|swam|sang|held|heard|told|became|came|" \
-        r"did|had|felt)\b"
+        r"did|had|felt|sent|said|wore|chose|caught|fell|forgot|hit|put|set|shut|cut|quit|rode|shot|slept|" \
+        r"spoke|stood|stole|struck|swore|threw|understood|woke|won|dug|fed|fought|grew|hung|knew|laid|led|lent|" \
+        r"meant|rang|rose|sat|sought|shook|sank|sprang|stuck|stung|swept|tore|wept|wound)\b"
 _VERB_AFTER_ME = re.compile(
     rf"\b{_ME}\s+{_ADV}(?P<neg>{_NEG})?{_ADV}(?P<what>{_REACTION}|{_PREFER}|{_STATE}|{_HAVE}|{_PLACE}|{_PLAN}|"
     rf"{_PAST})|\b(?P<contr>i'm|i've|i'll|i'd|we're|we've|we'll)\s+{_ADV}(?P<what2>\w+(?:\s+\w+)?)", re.I)
+_ELIDED_ME = re.compile(rf"^(?:(?:well|so|yeah|yes|yep|yup|oh|and|also|just|recently|finally|actually)[,!]?\s+)*"
+                        rf"(?:been\s+\w+|(?:{_PAST})\s+(?:a|an|the|my|some|\w+ing|to|into|back|\d))", re.I)
+# habits and what one does with one's own things: "I typically hold it for a minute", "I visualize my goals"
+_HABIT = re.compile(r"\b(?:i|we)\s+(?:typically|usually|normally|generally|often|always|sometimes|regularly|"
+                    r"rarely|never)\s+[a-z]+|\b(?:i|we)\s+(?!love|like|miss|mean|hope|wish)[a-z]{3,}\s+(?:my|our)\s+\w+",
+                    re.I)
+# a thing described, not judged: "It's a map of Middle-earth", "They're visuals of the characters"
+_JUDGED = r"(?:great|good|nice|awesome|cool|amazing|wonderful|lovely|beautiful|fantastic|brilliant|fun|interesting|" \
+          r"tough|hard|lot|bit|kind|sort|way|real|true|so|really|very|such|pretty|super|totally|definitely|just|too|all)"
+_DESCRIBED = re.compile(rf"^(?:it|this|that|these|those|they|he|she)\s*(?:'s|is|are|'re|was|were)\s+"
+                        rf"(?!(?:(?:a|an|the|my|our|his|her|their|some)\s+)?{_JUDGED}\b)"
+                        rf"(?:(?:a|an|the|my|our|his|her|their|some)\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}\s+"
+                        rf"(?:of|from|for|by|about|called|named|inspired|made|written|painted)\b", re.I)
 _POSSESSIVE = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|'s|has|have|had|just|"
                          r"loves?|likes?|hates?|works?|lives?|went|got|turned|named|called|[a-z]+ed)\b"
-                         r"|\b(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:and i|and me)\b", re.I)
+                         r"|\b(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:and i|and me)\b"
+                         r"|\b(?:is|are|was|were|'s|'re)\s+(?:\w+\s+)?(?:my|our)\s+(?!pleasure\b)", re.I)
 _RELATION = re.compile(r"\b(?:my|our)\s+(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
                        r"mom|mother|dad|father|parents?|sister|brother|siblings?|grandma|grandpa|grandmother|"
                        r"grandfather|girlfriend|boyfriend|fianc[eé]e?|friend|best friend|boss|cousin|aunt|uncle|"
@@ -201,6 +218,10 @@ def _kind(s: str) -> str | None:
         if not what or re.match(_REACTION, what, re.I):
             continue
         kinds.append(_verb_kind(what, bool(m["neg"])))
+    if _ELIDED_ME.search(s):
+        kinds.append("episodic")
+    if _HABIT.search(s) or _DESCRIBED.search(s):
+        kinds.append("fact")
     if _RELATION.search(s):
         kinds.append("entity")
     elif _POSSESSIVE.search(s) or _THIRD.search(s):
