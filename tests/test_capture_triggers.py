@@ -18,7 +18,7 @@ def kept(text: str, role: str = "user", speaker: str = "Mira") -> str:
 
 @pytest.mark.parametrize("turn", [
     "Hi! How are you doing today?", "It's a great way of relaxing!", "That's so kind of you.", "Thanks so much, lol 😂", "Haha that's hilarious!!", "ok", "👍👍",
-    "Wow, that's amazing! How did it feel?", "I'm so happy for you!", "That sounds great, I love that.",
+    "Wow, that's amazing! How did it feel?", "I'm so happy for you!", "Hey John, I'm doing great!", "That sounds great, I love that.",
     "I think so too.", "Good night, talk soon!", "What are you up to this weekend?",
     "哈哈", "好的", "谢谢你！", "你今天怎么样？", "嗯嗯，我知道了。", "晚安~", "真的吗？", "我觉得挺好的。"])
 def test_chit_chat_is_dropped(turn):
@@ -38,6 +38,7 @@ def test_chit_chat_is_dropped(turn):
     ("I have two kids and a parrot.", "fact"),
     ("Just got a folding bike for the commute.", "episodic"),  # the first person left out
     ("I usually swim before work.", "fact"),
+    ("I'm doing kickboxing twice a week.", "fact"),  # while "I'm doing great!" is chit-chat
     ("It's a painting of the harbour at dawn.", "fact"),  # a thing described, not judged
     ("我喜欢在山谷里泡温泉。", "preference"),
     ("我住在成都。", "fact"),

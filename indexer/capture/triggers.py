@@ -40,7 +40,8 @@ _REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|s
             r"have to say|must say|gotta say|can see|can tell|can imagine|would love|'d love|would like to know|" \
             r"just wanted|am sure|'m sure|am glad|'m glad|am happy for|'m happy for|am sorry|'m sorry|" \
             r"am so|'m so|am really|'m really|am excited for|'m excited for|am proud of you|'m proud of you|" \
-            r"am doing|'m doing|am feeling|'m feeling|am curious|'m curious|am impressed|'m impressed|" \
+            r"(?:am|'m) doing (?:well|great|good|fine|ok|okay|alright|better|amazing|awesome|pretty|so|really|much)|" \
+            r"am feeling|'m feeling|am curious|'m curious|am impressed|'m impressed|" \
             r"am here|'m here|am all ears|'m all ears|am thrilled for|'m thrilled for)\b"
 _PREFER = r"(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|dislike|dislikes|adore|can't stand|" \
           r"eat|drink|smoke|am into|'m into|am a (?:big |huge )?fan of|'m a (?:big |huge )?fan of|" \
@@ -106,8 +107,13 @@ _YOU = re.compile(r"\b(?:you|you're|you've|you'll|you'd)\s+(?:\w+\s+){0,2}?(?:ar
                   r"'re|'ve|allergic)\b|\byour\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were|'s)\b", re.I)
 _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am going to|we'll|we will)\s+"
                      r"(?!be\b|see\b|think\b|have to\b|try\b|let you\b)\w+", re.I)
-_REACT_CONTRACTION = re.compile(rf"^(?:so|really|glad|happy|sure|sorry|excited|proud|curious|impressed|here|"
-                                rf"doing|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
+_EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to)\s+" + _ADV +
+                         r"(?:\w+\s+){1,3}?(?:it|that|them|this|those|you|one)(?:\s+(?:out|up|back|soon|later|too|"
+                         r"sometime|again|for myself|myself|a try|a shot))?\s*(?:[,.!]|$)", re.I)
+_REACT_CONTRACTION = re.compile(rf"^(?:lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
+                                rf"touched|always here|so|really|glad|happy|sure|sorry|excited|proud|curious|impressed|here|"
+                                rf"doing (?:well|great|good|fine|ok|okay|alright|better|amazing|awesome|pretty|so|really|"
+                                rf"much)|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
                                 rf"totally|definitely|just|also|still|sending|rooting|going to have|gonna have|"
                                 rf"{_REACTION})\b", re.I)
 
@@ -188,9 +194,13 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
     if s.rstrip().endswith("?") and not asks and (_QUESTION_HEAD.match(s) or not _fact_shape(s)):
         return None
     if asks:
-        return ("instruction" if _IMPERATIVE.search(_after_remember(s)) else _kind(s) or "fact"), 4
+        rest = _after_remember(s)
+        if _IMPERATIVE.search(rest):
+            return "instruction", 4
+        kind = _kind(s)
+        return None if kind is None and re.match(r"i\b|i'm\b|we\b", rest, re.I) else (kind or "fact", 4)
     kind = _kind(s)
-    if kind is None:
+    if kind is None or (kind == "decision" and _EMPTY_PLAN.search(s)):
         return None
     return kind, {"preference": 3, "entity": 3, "fact": 3, "decision": 3}.get(kind, 2)
 
