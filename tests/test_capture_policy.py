@@ -7,6 +7,9 @@ from __future__ import annotations
 import pytest
 
 from http_daemon import serving
+from indexer import config
+from indexer.capture import policy
+from indexer.errors import ConfigError
 
 CHAT = [{"role": "user", "name": "Mira", "content": "Hi there! 😊 I'm allergic to hazelnuts, remember that."},
         {"role": "assistant", "name": "Flux", "content": "Oh no! Thanks for telling me. How was your day?"},
@@ -66,3 +69,19 @@ def test_capture_per_call_wins_and_llm_without_an_llm_is_refused_with_the_fix(se
     status, out = server.call("POST", "/memories", {"messages": CHAT, "user_id": "eve", "capture": "smart"})
     assert status == 400 and "raw, triggers, llm" in str(out)
     assert not (server.home / "spaces" / "eve").exists()  # a refused call writes nothing
+
+
+@pytest.mark.unit
+def test_the_capture_settings_are_read_from_the_file_and_the_environment_and_checked(tmp_path):
+    (tmp_path / "config.toml").write_text('[capture]\npolicy = "triggers"\nspaces = {alice = "raw"}\n', encoding="utf-8")
+    cfg = config.load(home=tmp_path, env={})
+    assert (cfg.capture_policy, cfg.capture_spaces) == ("triggers", (("alice", "raw"),))
+    assert [policy.chosen(cfg, s) for s in ("alice", "bob", None)] == ["raw", "triggers", "triggers"]
+    assert policy.chosen(cfg, "alice", infer=True) == "triggers" and policy.chosen(cfg, "bob", infer=False) == "raw"
+    assert policy.chosen(cfg.with_(llm="ollama", llm_model="m"), "alice", infer=True) == "llm"
+    env = config.load(home=tmp_path, env={"MDMEM_CAPTURE_SPACES": "bob=triggers, eve=raw"})
+    assert env.capture_spaces == (("bob", "triggers"), ("eve", "raw"))
+    for bad in ('policy = "smart"', 'policy = "llm"', 'spaces = {alice = 3}'):
+        (tmp_path / "config.toml").write_text(f"[capture]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match="capture"):
+            config.load(home=tmp_path, env={})

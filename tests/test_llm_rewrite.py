@@ -4,7 +4,6 @@ or answers nonsense is skipped and recall answers from what it has."""
 import asyncio
 import json
 import sys
-import time
 
 import pytest
 
