@@ -20,7 +20,7 @@ def kept(text: str, role: str = "user", speaker: str = "Mira") -> str:
     "Hi! How are you doing today?", "It's a great way of relaxing!", "That's so kind of you.", "Thanks so much, lol 😂", "Haha that's hilarious!!", "ok", "👍👍",
     "Wow, that's amazing! How did it feel?", "I'm so happy for you!", "Hey John, I'm doing great!", "That sounds great, I love that.",
     "I think so too.", "Good night, talk soon!", "What are you up to this weekend?",
-    "哈哈", "好的", "谢谢你！", "你今天怎么样？", "嗯嗯，我知道了。", "晚安~", "真的吗？", "我觉得挺好的。"])
+    "哈哈", "好的", "谢谢你！", "你今天怎么样？", "嗯嗯，我知道了。", "晚安~", "真的吗？", "我觉得挺好的。", "我有点饿了。", "我今天好累啊！", "I'm tired."])
 def test_chit_chat_is_dropped(turn):
     assert extract(turn, "Mira", "user") == []
 
@@ -46,6 +46,10 @@ def test_chit_chat_is_dropped(turn):
     ("我老公在医院上班。", "entity"),
     ("下周三要去牙医那里拔牙。", "decision"),
     ("我是一名中学老师。", "fact"),
+    ("我最近在学吉他。", "fact"),
+    ("我生日是十月十二号。", "fact"),  # a possessive without 的
+    ("我周末一般去爬山。", "fact"),  # a habit, not a plan
+    ("Remind me to call the plumber tomorrow.", "instruction"),
 ])
 def test_facts_preferences_plans_and_relations_are_kept_with_a_type(turn, type_):
     items = extract(turn, "Mira", "user")
@@ -54,7 +58,7 @@ def test_facts_preferences_plans_and_relations_are_kept_with_a_type(turn, type_)
 
 
 @pytest.mark.parametrize("turn", ["I don't eat mushrooms.", "I never drink soda anymore.",
-                                  "I can't stand horror films.", "我不吃香菜。", "我从不喝咖啡。", "我对芒果过敏。"])
+                                  "I can't stand horror films.", "我不吃香菜。", "我从不喝咖啡。", "我不能吃辣。", "我对芒果过敏。"])
 def test_negated_preferences_are_kept_as_preferences(turn):
     items = extract(turn, "Mira", "user")
     assert [(i.text, i.type) for i in items] == [(turn, "preference")]

@@ -90,7 +90,7 @@ _RELATION = re.compile(r"\b(?:my|our)\s+(?:wife|husband|partner|spouse|daughter|
                        r"grandfather|girlfriend|boyfriend|fianc[eé]e?|friend|best friend|boss|cousin|aunt|uncle|"
                        r"niece|nephew|family|dog|cat|pet|puppy|kitten)s?\b", re.I)
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
-_REMEMBER = re.compile(r"\b(?:remember that|remember to|remember:|please remember|don't forget|do not forget|"
+_REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
                        r"never forget|note that|make a note|keep in mind|for the record|fyi|from now on|"
                        r"always|never)\b|^\s*(?:remember|note)\b", re.I)
 _IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:always|never|don't|do not|call me|use|answer|reply|write|"
@@ -110,7 +110,7 @@ _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am goin
 _EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to)\s+" + _ADV +
                          r"(?:\w+\s+){1,3}?(?:it|that|them|this|those|you|one)(?:\s+(?:out|up|back|soon|later|too|"
                          r"sometime|again|for myself|myself|a try|a shot))?\s*(?:[,.!]|$)", re.I)
-_REACT_CONTRACTION = re.compile(rf"^(?:lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
+_REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
                                 rf"touched|always here|so|really|glad|happy|sure|sorry|excited|proud|curious|impressed|here|"
                                 rf"doing (?:well|great|good|fine|ok|okay|alright|better|amazing|awesome|pretty|so|really|"
                                 rf"much)|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
@@ -118,16 +118,20 @@ _REACT_CONTRACTION = re.compile(rf"^(?:lucky|good|fine|okay|ok|well|great|gratef
                                 rf"{_REACTION})\b", re.I)
 
 # --- Chinese ----------------------------------------------------------------------------------------------------
-_ZH_REMEMBER = re.compile(r"记住|记得|别忘了|不要忘|别忘记|请注意|以后都|从现在起|务必")
+_ZH_REMEMBER = re.compile(r"记住|记一下|记下来|帮我记|提醒我|记得|别忘了|不要忘|别忘记|请注意|以后都|从现在起|务必")
 _ZH_PREFER = re.compile(r"我(?:们)?(?:很|非常|最|特别|也|还|比较|一直|从来|真的|超|挺|都)*(?:不太|不|没|从不|不怎么)?"
-                        r"(?:喜欢|爱吃|爱喝|爱看|爱玩|爱|讨厌|偏爱|偏好|受不了|怕|吃|喝|抽烟|习惯|擅长)")
+                        r"(?:不能|不可以|不敢|没法)?(?:喜欢|爱吃|爱喝|爱看|爱玩|爱|讨厌|偏爱|偏好|受不了|怕|吃|喝|抽烟|习惯|擅长)")
 _ZH_ALLERGY = re.compile(r"我(?:们)?.{0,3}对.{1,12}过敏|过敏")
 _ZH_FACT = re.compile(r"我(?:们)?(?:现在|目前|一直|已经|今年|从小)?(?:住在|住|在.{1,12}(?:工作|上班|上学|读书|念书|住)|"
                       r"是(?!说|不是|吗)|叫|姓|来自|出生|生于|毕业|工作|上班|养了|有(?:一|两|三|四|五|个|只|条|位|\d)|"
                       r"今年\d+|属|学|搬到|搬去|当)")
-_ZH_POSSESSIVE = re.compile(r"我(?:们)?的.{1,12}?(?:是|叫|在|有|住|姓|生日|过敏|喜欢)")
+_ZH_POSSESSIVE = re.compile(r"我(?:们)?的?[^，,。是的]{1,12}?(?:是|叫|在|有|住|姓|过敏|喜欢)")
+_ZH_HABIT = re.compile(r"我(?:们)?[^，,。我你]{0,4}?(?:每天|每周|每个?月|每年|每次|经常|常常|一般|通常|总是|平时|平常|周末都)|"
+                       r"我(?:们)?(?:最近|现在|目前|一直|正)?在")  # habits, and what one is doing for a while or where
+_ZH_FEELING = re.compile(r"^我(?:今天|现在)?(?:有点|有些|好|太|很|真|超|特别|快)?(?:饿|累|困|渴|无聊|烦|忙|开心|高兴|难过|"
+                         r"伤心|激动|紧张)(?:了|死了|啊|呀)?[。！!~～…]*$")
 _ZH_RELATION = re.compile(r"我(?:们)?(?:的)?(?:女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|爱人|妈妈|母亲|爸爸|父亲|爸妈|父母|"
-                          r"男朋友|女朋友|对象|未婚[夫妻]|哥哥|姐姐|弟弟|妹妹|孩子|宝宝|爷爷|奶奶|外公|外婆|姥姥|姥爷|"
+                          r"妈|爸|男朋友|女朋友|对象|未婚[夫妻]|哥哥|姐姐|弟弟|妹妹|孩子|宝宝|爷爷|奶奶|外公|外婆|姥姥|姥爷|"
                           r"朋友|同事|老板|领导|同学|室友|猫|狗|家人|家里)")
 _ZH_PLAN = re.compile(r"(?:明天|后天|今晚|今天晚上|下周.?|下星期.?|下个?月|明年|周末|这周.?|本周.?|星期[一二三四五六日天]|"
                       r"周[一二三四五六日]|\d+月\d+[日号]|\d+[日号]|\d+点)|我(?:们)?(?:要|打算|准备|计划|决定|想要|将|会|得)")
@@ -278,6 +282,8 @@ def _judge_zh(s: str, assistant: bool) -> tuple[str, int] | None:
                 else _zh_kind(core) or "fact"), 4
     if _ZH_QUESTION.search(core) and not re.search(r"[，,]", core):
         return None  # a question with no clause stating something
+    if _ZH_FEELING.match(core):
+        return None  # a passing state, not a fact
     if _ZH_REACTION.match(core):
         rest = re.split(r"[，,]", core, maxsplit=1)
         return _zh_typed(rest[1]) if len(rest) > 1 else None
@@ -292,6 +298,8 @@ def _zh_typed(core: str) -> tuple[str, int] | None:
 def _zh_kind(s: str) -> str | None:
     if _ZH_PREFER.search(s) or _ZH_ALLERGY.search(s):
         return "preference"
+    if _ZH_HABIT.search(s):
+        return "fact"  # before the plans: 我周末一般去爬山 is a habit, not a plan
     if _ZH_PLAN.search(s) and re.search(r"我|要|去|会|打算|准备", s):
         return "decision" if re.search(r"要|打算|准备|计划|决定|将|会", s) else "episodic"
     if _ZH_RELATION.search(s):
