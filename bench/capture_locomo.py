@@ -104,7 +104,7 @@ def main() -> None:
     with serving(Path(tempfile.mkdtemp())) as srv:
         client = mem0.MemoryClient(api_key=srv.token, host=f"http://127.0.0.1:{srv.port}")
         for name, how in ((n, POLICIES[n]) for n in args.policies):
-            per, adds = {}, []
+            per, adds, by_q = {}, [], {}
             for conv, turns in convs.items():
                 space = f"{name}-{conv}"
                 for tid, who, text in turns:
@@ -118,6 +118,7 @@ def main() -> None:
                 for q in (q for q in qs if q["scope"] == f"journal/{conv}/"):
                     hits = client.search(q["query"], filters={"user_id": space}, top_k=20)["results"]
                     scores.append(recall(hits, set(q["evidence"]), args.budget))
+                    by_q[q["qid"]] = scores[-1]
                 per[conv] = {"turns": len(turns), "memories": stored["count"], "lines": lines,
                              "recall": round(statistics.mean(scores), 3), "questions": len(scores)}
                 print(name, conv, per[conv], file=sys.stderr, flush=True)
@@ -125,7 +126,7 @@ def main() -> None:
             result["policies"][name] = {
                 "recall": round(sum(v["recall"] * v["questions"] for v in per.values()) / n, 3),
                 "lines": sum(v["lines"] for v in per.values()), "add_ms": {"p50": p(adds, 0.5), "p95": p(adds, 0.95)},
-                "per_conversation": per}
+                "per_conversation": per, "per_question": by_q}
     raw, trig = result["policies"].get("raw"), result["policies"].get("triggers")
     times = capture_times(convs)
     result["triggers_vs_raw"] = {"capture_ms": {"p50": p(times, 0.5), "p95": p(times, 0.95), "max": p(times, 1.0)}}

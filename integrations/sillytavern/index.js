@@ -27,6 +27,9 @@ const DEFAULTS = {
     depth: 2,
     recent: 6,
     rewrite: false,
+    // what a turn becomes (docs/CAPTURE.md): triggers stored half the lines of raw and recalled as much on LoCoMo;
+    // '' leaves it to mdmem's [capture] setting
+    capture: 'triggers',
     rewrite_prompt: 'Rewrite the last question of this conversation as a short search query for the facts it needs. '
         + 'Answer with the query only.\n\nConversation:\n{{context}}\n\nQuestion: {{question}}',
 };
@@ -62,6 +65,7 @@ function writeTurn() {
         user_id: space,
         agent_id: spaceOf(c, 'character'),
         metadata: { source: 'sillytavern', chat: chatId, time: new Date().toISOString() },
+        ...(s.capture ? { capture: s.capture } : {}),
     };
     post(s, '/memories', body, WRITE_TIMEOUT_MS).then(answer => {
         note(answer);
