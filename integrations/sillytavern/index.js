@@ -172,6 +172,8 @@ function panel() {
       <div class="mdmem-field"><label for="mdmem_token">${T.token}</label><input id="mdmem_token" class="text_pole" type="password" value="${esc(s.token)}"></div>
       <div class="mdmem-field"><label for="mdmem_scope">${T.scope}</label><select id="mdmem_scope" class="text_pole">
         <option value="character">${T.scope_character}</option><option value="chat">${T.scope_chat}</option></select></div>
+      <div class="mdmem-field"><label for="mdmem_capture">${T.capture}</label><select id="mdmem_capture" class="text_pole">
+        <option value="triggers">${T.capture_triggers}</option><option value="raw">${T.capture_raw}</option><option value="">${T.capture_server}</option></select></div>
       <div class="mdmem-field"><label for="mdmem_budget">${T.budget}</label><input id="mdmem_budget" class="text_pole" type="number" min="200" max="4000" step="100" value="${esc(s.budget)}"></div>
       <div class="mdmem-field"><label for="mdmem_position">${T.position}</label><div class="mdmem-pair"><select id="mdmem_position" class="text_pole">
         <option value="system">${T.position_system}</option><option value="chat">${T.position_chat}</option></select>
@@ -185,6 +187,7 @@ function panel() {
 </div>`;
     $('#extensions_settings2').append(html);
     $('#mdmem_scope').val(s.scope);
+    $('#mdmem_capture').val(s.capture);
     $('#mdmem_position').val(s.position);
     const bind = (id, key, read) => $(id).on('input change', function () {
         settings()[key] = read(this);
@@ -194,6 +197,7 @@ function panel() {
     bind('#mdmem_url', 'url', el => el.value.trim());
     bind('#mdmem_token', 'token', el => el.value.trim());
     bind('#mdmem_scope', 'scope', el => el.value);
+    bind('#mdmem_capture', 'capture', el => el.value);
     bind('#mdmem_budget', 'budget', el => Number(el.value) || DEFAULTS.budget);
     bind('#mdmem_position', 'position', el => el.value);
     bind('#mdmem_depth', 'depth', el => Number(el.value) || 0);
