@@ -7,7 +7,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from indexer.notes.textseg import has_han
+from indexer.notes.textseg import has_han, is_stopword
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,8 @@ _RELATION = re.compile(r"\b(?:my|our)\s+(?:wife|husband|partner|spouse|daughter|
                        r"niece|nephew|family|dog|cat|pet|puppy|kitten)s?\b", re.I)
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
 _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
-                       r"never forget|note that|make a note|keep in mind|for the record|fyi|from now on|"
-                       r"always|never)\b|^\s*(?:remember|note)\b", re.I)
+                       r"never forget|note that|make a note|keep in mind|for the record|fyi|from now on)\b|"
+                       r"^\s*(?:remember|note|(?:please\s+)?(?:always|never))\b", re.I)
 _IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:always|never|don't|do not|call me|use|answer|reply|write|"
                          r"remind me|from now on)\b", re.I)
 _TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday|next|last|this)\s*(?:week|weekend|month|year|monday|"
@@ -108,10 +108,10 @@ _YOU = re.compile(r"\b(?:you|you're|you've|you'll|you'd)\s+(?:\w+\s+){0,2}?(?:ar
 _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am going to|we'll|we will)\s+"
                      r"(?!be\b|see\b|think\b|have to\b|try\b|let you\b)\w+", re.I)
 _EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to)\s+" + _ADV +
-                         r"(?:\w+\s+){1,3}?(?:it|that|them|this|those|you|one)(?:\s+(?:out|up|back|soon|later|too|"
-                         r"sometime|again|for myself|myself|a try|a shot))?\s*(?:[,.!]|$)", re.I)
+                         r"(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|your|one)\b", re.I)
 _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
-                                rf"touched|always here|so|really|glad|happy|sure|sorry|excited|proud|curious|impressed|here|"
+                                rf"touched|always here|heard|been (?:so|really|busy|thinking|feeling|good|great|well|ok|okay|pretty|super|" \
+                                rf"loving|doing)|so|really|glad|happy|sure|sorry|excited|proud|curious|impressed|here|"
                                 rf"doing (?:well|great|good|fine|ok|okay|alright|better|amazing|awesome|pretty|so|really|"
                                 rf"much)|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
                                 rf"totally|definitely|just|also|still|sending|rooting|going to have|gonna have|"
@@ -144,6 +144,8 @@ _ZH_REACTION = re.compile(r"^我(?:也)?(?:觉得|认为|想想|猜|知道|明�
 _ZH_YOU = re.compile(r"你(?:的)?.{0,8}?(?:是|喜欢|爱|讨厌|住在|在.{1,8}工作|过敏|不吃|说过|提过|要)")
 _ZH_COMMIT = re.compile(r"我(?:会|一定会|保证|答应|记下|记住了|帮你|替你|提醒你)")
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+MIN_CONTENT_WORDS = 2
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
 
 
@@ -188,6 +190,8 @@ def judge(sentence: str, assistant: bool = False) -> tuple[str, int] | None:
 
 
 def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
+    if sum(1 for w in _WORD.findall(s) if not is_stopword(w)) < MIN_CONTENT_WORDS:
+        return None  # "Yes, I did." "I definitely will.": nothing said that a later question could ask about
     asks = _REMEMBER.search(s) is not None
     if assistant:
         if _YOU.search(s) and not s.rstrip().endswith("?"):
@@ -204,7 +208,7 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
         kind = _kind(s)
         return None if kind is None and re.match(r"i\b|i'm\b|we\b", rest, re.I) else (kind or "fact", 4)
     kind = _kind(s)
-    if kind is None or (kind == "decision" and _EMPTY_PLAN.search(s)):
+    if kind is None or (kind == "decision" and _EMPTY_PLAN.search(s) and not _TIME.search(s)):
         return None
     return kind, {"preference": 3, "entity": 3, "fact": 3, "decision": 3}.get(kind, 2)
 
