@@ -19,7 +19,7 @@ def kept(text: str, role: str = "user", speaker: str = "Mira") -> str:
 @pytest.mark.parametrize("turn", [
     "Hi! How are you doing today?", "It's a great way of relaxing!", "That's so kind of you.", "Thanks so much, lol 😂", "Haha that's hilarious!!", "ok", "👍👍",
     "Wow, that's amazing! How did it feel?", "I'm so happy for you!", "Hey John, I'm doing great!", "I definitely will.", "Yes, I did.", "I'll keep that in mind!",
-    "You never know!", "I've been so busy lately.", "That sounds great, I love that.",
+    "You never know!", "I've been so busy lately.", "I'm so pumped about the weekend!", "I'll keep pushing, no matter what.", "That sounds great, I love that.",
     "I think so too.", "Good night, talk soon!", "What are you up to this weekend?",
     "哈哈", "好的", "谢谢你！", "你今天怎么样？", "嗯嗯，我知道了。", "晚安~", "真的吗？", "我觉得挺好的。", "我有点饿了。", "我今天好累啊！", "I'm tired."])
 def test_chit_chat_is_dropped(turn):
@@ -28,6 +28,7 @@ def test_chit_chat_is_dropped(turn):
 
 @pytest.mark.parametrize("turn, type_", [
     ("I prefer oolong over espresso.", "preference"),
+    ("I hate flying.", "preference"),
     ("I really love bouldering on weekends.", "preference"),
     ("I'm allergic to shellfish.", "preference"),
     ("I live in Porto and I work at a ceramics studio.", "fact"),

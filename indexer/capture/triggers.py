@@ -110,7 +110,8 @@ _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am goin
 _EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to)\s+" + _ADV +
                          r"(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|your|one)\b", re.I)
 _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
-                                rf"touched|always here|heard|been (?:so|really|busy|thinking|feeling|good|great|well|ok|okay|pretty|super|" \
+                                rf"touched|always here|heard|keep (?:going|pushing|at|it|working|trying|that|you|on|up|doing)|make sure|" \
+                                rf"do (?:my|our) best|do it|do that|been (?:so|really|busy|thinking|feeling|good|great|well|ok|okay|pretty|super|" \
                                 rf"loving|doing)|so|really|glad|happy|sure|sorry|excited|proud|curious|impressed|here|"
                                 rf"doing (?:well|great|good|fine|ok|okay|alright|better|amazing|awesome|pretty|so|really|"
                                 rf"much)|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
@@ -144,7 +145,7 @@ _ZH_REACTION = re.compile(r"^我(?:也)?(?:觉得|认为|想想|猜|知道|明�
 _ZH_YOU = re.compile(r"你(?:的)?.{0,8}?(?:是|喜欢|爱|讨厌|住在|在.{1,8}工作|过敏|不吃|说过|提过|要)")
 _ZH_COMMIT = re.compile(r"我(?:会|一定会|保证|答应|记下|记住了|帮你|替你|提醒你)")
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|\d+")
 MIN_CONTENT_WORDS = 2
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
 
@@ -233,6 +234,9 @@ def _kind(s: str) -> str | None:
                 continue
             what = {"i'm": "am ", "we're": "are ", "i've": "have ", "we've": "have ", "i'll": "will ",
                     "we'll": "will ", "i'd": "would "}[m["contr"].lower()] + what2
+            if m["contr"].lower() in ("i'm", "we're") and not re.match(
+                    rf"{_STATE}|{_PREFER}|{_PLAN}", what, re.I):
+                continue  # I'm pumped, I'm down, we're ready: a mood, not a fact
         if not what or re.match(_REACTION, what, re.I):
             continue
         kinds.append(_verb_kind(what, bool(m["neg"])))
