@@ -20,6 +20,7 @@ TIME_WINDOWS = ("filter", "rank", "off")
 RECALL_CUTS = ("gap", "relevance")
 RANKERS = ("e5", "cross-encoder", "embedder", "rerank", "none")  # indexer/providers/rankers.py
 LLMS = ("", "openai", "ollama")  # indexer/providers/llm.py; "" = no LLM
+CAPTURES = ("raw", "triggers", "llm")  # indexer/capture/policy.py
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ class Config:
     llm_api_key_env: str = ""
     llm_timeout_s: float = 20.0
     llm_max_retries: int = 1
+    # [capture]: what a conversation's turn becomes when no call says (docs/CAPTURE.md); `spaces` maps a space to
+    # its own policy, kept as (space, policy) pairs
+    capture_policy: str = "raw"
+    capture_spaces: tuple = ()
     feedback_docs: int = 15  # hybrid: top full-text hits whose words expand the query (0 = off)
     feedback_terms: int = 5  # expansion words taken from them
     feedback_weight: float = 0.2  # weight of the expanded query's BM25 next to the original's
@@ -195,7 +200,7 @@ def _from_toml(path: Path) -> dict:
     return {k: v for k, v in data.items() if k in known}
 
 
-SECTIONS = ("embedder", "ranker", "llm")  # [embedder] provider = ... is the field `embedder`, model the field embedder_model
+SECTIONS = ("embedder", "ranker", "llm", "capture")  # [embedder] provider = ... is the field `embedder`, model the field embedder_model
 
 
 def _flat_sections(data: dict, path: Path) -> dict:
@@ -241,6 +246,9 @@ def _coerce(values: dict) -> dict:
     defaults = Config()
     out = {}
     for name, value in values.items():
+        if name == "capture_spaces":
+            out[name] = _space_pairs(value)
+            continue
         kind = type(getattr(defaults, name))
         try:
             if kind is bool and isinstance(value, str):
@@ -249,6 +257,15 @@ def _coerce(values: dict) -> dict:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"setting {name}={value!r} is not a {kind.__name__}; fix it in config.toml, MDMEM_{name.upper()} or the flag") from exc
     return out
+
+
+def _space_pairs(value) -> tuple:
+    """[capture] spaces = {alice = "llm"} (or MDMEM_CAPTURE_SPACES="alice=llm,bob=raw") as sorted pairs."""
+    if isinstance(value, str):
+        value = dict(p.split("=", 1) for p in value.split(",") if "=" in p)
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError('[capture] spaces must map a space to a policy, e.g. spaces = {alice = "triggers"}')
+    return tuple(sorted((str(k).strip(), v.strip()) for k, v in value.items()))
 
 
 def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
@@ -266,6 +283,10 @@ def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
         (cfg.ranker_max_retries >= 0 and cfg.llm_max_retries >= 0, "ranker_max_retries and llm_max_retries must be 0 or more"),
         (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),
         (not cfg.llm or bool(cfg.llm_model), f"llm {cfg.llm} needs llm_model (model in [llm]), e.g. qwen2.5:3b"),
+        (all(p in CAPTURES for p in (cfg.capture_policy, *dict(cfg.capture_spaces).values())),
+         f"unknown capture policy in [capture]; choose one of {', '.join(CAPTURES)}"),
+        (bool(cfg.llm) or "llm" not in (cfg.capture_policy, *dict(cfg.capture_spaces).values()),
+         "capture policy llm needs an LLM: set provider and model in [llm], or choose triggers"),
     ]
 
 

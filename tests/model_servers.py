@@ -190,6 +190,36 @@ class ModelServer:
         return 200, {}, {"results": [{"index": i, "relevance_score": float(scores[i])} for i in order]}
 
 
+class ChatServer(ModelServer):
+    """A recording LLM on loopback: OpenAI's /v1/chat/completions and Ollama's /api/chat, answering `reply`."""
+
+    def __init__(self, reply: str, key: str = ""):
+        super().__init__(key=key)
+        self.reply = reply
+
+    def answer(self, path, headers, body):
+        route = path.split("?", 1)[0]
+        if route not in ("/v1/chat/completions", "/api/chat"):
+            return super().answer(path, headers, body)
+        with self.lock:
+            self.requests.append({"path": route, "headers": headers, "body": body})
+            delay, reply = self.delay_s, self.reply
+            scripted = self.fail_next.pop(0) if self.fail_next else None
+        if delay:
+            time.sleep(delay)
+        if scripted is not None:
+            return scripted
+        if self.key and headers.get("Authorization") != f"Bearer {self.key}":
+            return 401, {}, {"error": {"message": "Incorrect API key provided"}}
+        if route == "/api/chat":
+            return 200, {}, {"model": body["model"], "message": {"role": "assistant", "content": reply}, "done": True}
+        return 200, {}, {"choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                                      "finish_reason": "stop"}]}
+
+    def prompt(self) -> str:
+        return "\n".join(m["content"] for m in self.requests[-1]["body"]["messages"])
+
+
 class Gate:
     """A held request: `holding` once it has come, `opened` lets it go."""
 

@@ -29,6 +29,7 @@ ALLOWED = {
     "indexer.ranking_model": BASE,
     "indexer.providers": BASE | {"indexer.log", "indexer.embedder", "indexer.ranking_model"},
     "indexer.notes": BASE,
+    "indexer.capture": BASE | {"indexer.notes", "indexer.providers"},
     "indexer.index": BASE | {"indexer.notes"},
     # copies of an index kept in memory by a serving process: read from the index, asked for by search
     "indexer.kept": BASE | {"indexer.notes", "indexer.index", "indexer.embedder"},
@@ -50,11 +51,11 @@ ALLOWED = {
     "indexer.daemon": BASE | {"indexer.store_jobs", "indexer.notes", "indexer.index", "indexer.kept", "indexer.retrieval", "indexer.sync",
                               "indexer.memories", "indexer.embedder", "indexer.memory", "indexer.log",
                               "indexer.remote", "indexer.protocol", "indexer.mcp", "indexer.providers",
-                              "indexer.roots"},
+                              "indexer.roots", "indexer.capture"},
     "indexer.cli": {"indexer"} | BASE | {"indexer.notes", "indexer.index", "indexer.retrieval", "indexer.sync",
                                          "indexer.memories", "indexer.embedder", "indexer.roots", "indexer.memory",
                                          "indexer.log", "indexer.remote", "indexer.daemon", "indexer.protocol",
-                                         "indexer.mcp", "indexer.providers"},
+                                         "indexer.mcp", "indexer.providers", "indexer.capture"},
     "indexer.__main__": {"indexer.cli"},
     "indexer": BASE | {"indexer.memory"},
 }

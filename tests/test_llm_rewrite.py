@@ -4,7 +4,6 @@ or answers nonsense is skipped and recall answers from what it has."""
 import asyncio
 import json
 import sys
-import time
 
 import pytest
 
@@ -12,7 +11,7 @@ from conftest import write_notes
 from indexer.errors import ProviderError
 from indexer.providers import usage
 from indexer.providers.llm import as_query
-from model_servers import ModelServer
+from model_servers import ChatServer, ModelServer
 
 FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
           "- 2026-03-01: 我姥姥今年九十岁了，身体还很硬朗。\n"
@@ -21,33 +20,6 @@ FAMILY = {"user/family.md": "---\ntype: fact\n---\n# Family\n\n"
           "- 2026-03-03: My sister Jenny lives in Lisbon and teaches piano.\n"}
 CONVO = "user: 我想聊聊我姥姥\nassistant: 好的，她怎么样？"
 WEAK = {"recall_weak_cosine": 0.99}  # every question is weak: the tiers run whatever the embedder scores
-
-
-class ChatServer(ModelServer):
-    """A recording LLM on loopback: OpenAI's /v1/chat/completions and Ollama's /api/chat, answering `reply`."""
-
-    def __init__(self, reply: str, key: str = ""):
-        super().__init__(key=key)
-        self.reply = reply
-
-    def answer(self, path, headers, body):
-        route = path.split("?", 1)[0]
-        if route not in ("/v1/chat/completions", "/api/chat"):
-            return super().answer(path, headers, body)
-        with self.lock:
-            self.requests.append({"path": route, "headers": headers, "body": body})
-            delay, reply = self.delay_s, self.reply
-        if delay:
-            time.sleep(delay)
-        if self.key and headers.get("Authorization") != f"Bearer {self.key}":
-            return 401, {}, {"error": {"message": "Incorrect API key provided"}}
-        if route == "/api/chat":
-            return 200, {}, {"model": body["model"], "message": {"role": "assistant", "content": reply}, "done": True}
-        return 200, {}, {"choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
-                                      "finish_reason": "stop"}]}
-
-    def prompt(self) -> str:
-        return "\n".join(m["content"] for m in self.requests[-1]["body"]["messages"])
 
 
 def llm(srv, provider="openai", **more):

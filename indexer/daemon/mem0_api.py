@@ -1,9 +1,10 @@
-"""mem0's self-hosted REST API on the memory: same paths and JSON shapes, spaces for user_id/agent_id, no LLM."""
+"""mem0's self-hosted REST API on the memory: same paths and JSON shapes, spaces for user_id/agent_id."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from indexer.capture import policy as capture_policy
 from indexer.daemon import mem0_events as history_log
 from indexer.errors import ConflictError, InputError, NotFoundError
 from indexer.models import sha256_text
@@ -83,7 +84,8 @@ def item(rec: dict, space: str | None, owner_key: str | None, score: float | Non
 
 
 def add(mem, body) -> dict:
-    """POST /memories: each message becomes a dated memory in the space (a restated one is reinforced);
+    """POST /memories: the messages become dated memories in the space as the capture policy says (`capture`,
+    mem0's `infer`, else the configured one: raw keeps each message; a restated one is reinforced);
     `metadata` is written under each as a visible `- metadata: {…}` line."""
     body = body_object(body, _ADD_EXAMPLE)
     messages = body.get("messages")
@@ -106,19 +108,24 @@ def add(mem, body) -> dict:
         if not isinstance(m, dict) or not isinstance(m.get("content"), str) or not isinstance(m.get("role", ""), str):
             raise InputError(f"messages[{i}] must be an object with a \"role\" and a \"content\" string")
         if m["content"].strip():
-            said.append((_speaker(m), m["content"].strip()))
+            said.append((m.get("role") or "user", _speaker(m), m["content"].strip()))
+    # all checked first: a bad message leaves none of the request written
+    policy = capture_policy.chosen(mem.cfg, space, body.get("capture"), body.get("infer"))
+    captured = capture_policy.capture(mem.cfg, said, policy)
     results = []
-    for who, content in said:  # all checked first: a bad message leaves none of the request written
-        text = f"**{who}:** {content}" if who else content  # who said it, as chat imports write
+    for it in captured.items:
+        text = f"**{it.speaker}:** {it.text}" if it.speaker else it.text  # who said it, as chat imports write
         if meta:
             text += "\n" + item_metadata.line_of(meta)
-        res = mem.add(text, type="episodic", scope=SCOPE, space=space)
+        res = mem.add(text, type=it.type, importance=it.importance, scope=SCOPE, space=space)
         rec = _record_at(mem, res, space)
         rid = rec["id"] if rec else res.get("chunk_id")
         event = "ADD" if res["action"] == "appended" else "NONE"
         if event == "ADD":
-            history_log.record(mem.cfg.home, "ADD", [rid], None, content, space, meta)
-        results.append({"id": rid, "memory": content, "event": event, "metadata": meta})
+            history_log.record(mem.cfg.home, "ADD", [rid], None, it.text, space, meta)
+        results.append({"id": rid, "memory": it.text, "event": event, "metadata": meta})
+    if captured.pending:  # the LLM failed: the turn is kept raw, and listed for a later extraction pass
+        capture_policy.mark_pending(mem.cfg.home, space, [r["id"] for r in results], captured.pending)
     return {"results": results}
 
 

@@ -75,6 +75,9 @@ export function resolveSettings(raw = {}, env = process.env) {
     autoRecall: raw.autoRecall !== false,
     autoCapture: raw.autoCapture !== false,
     captureAssistant: raw.captureAssistant === true,
+    // what a turn becomes (docs/CAPTURE.md): triggers stored half the lines of raw and recalled as much on LoCoMo;
+    // "" leaves it to mdmem's [capture] setting
+    capture: typeof raw.capture === "string" ? raw.capture : "triggers",
     rootNotes: raw.rootNotes !== false,
     recallLimit: Number.isInteger(raw.recallLimit) ? raw.recallLimit : 5,
     recallMaxChars: Number.isInteger(raw.recallMaxChars) ? raw.recallMaxChars : 1500,
@@ -152,9 +155,10 @@ export class MdmemClient {
     return data?.results ?? [];
   }
 
-  /** Each message becomes a dated memory in the agent's space; `role` empty stores the text alone. */
-  async add(messages, agentId) {
-    const data = await this.request("POST", "/memories", { messages, agent_id: agentId });
+  /** The messages become dated memories in the agent's space as `capture` says (raw: each message; triggers: the
+   * sentences that state facts; omitted: mdmem's [capture] setting); `role` empty stores the text alone. */
+  async add(messages, agentId, capture = "") {
+    const data = await this.request("POST", "/memories", { messages, agent_id: agentId, ...(capture ? { capture } : {}) });
     return data?.results ?? [];
   }
 

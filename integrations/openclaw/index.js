@@ -105,7 +105,7 @@ export function createPlugin(api) {
       execute: (_id, params) => guarded("memory_store", async () => {
         const body = stripRecalled(params?.text);
         if (!body) return { status: "error", error: "text must be the memory to keep, e.g. \"Prefers green tea\"" };
-        const [res] = await client.add([{ content: body }], agentOf(ctx));
+        const [res] = await client.add([{ content: body }], agentOf(ctx), "raw");  // stored as the agent chose
         return { status: "ok", id: res?.id ?? null, event: res?.event ?? null };
       }),
     }),
@@ -195,7 +195,7 @@ const plugin = {
         const said = turnMessages(event.messages, p.settings.captureAssistant);
         if (!said.length) return;
         try {
-          await p.client.add(said, agentOf(ctx));
+          await p.client.add(said, agentOf(ctx), p.settings.capture);
           p.health.ok();
         } catch (err) {
           if (!(err instanceof MdmemDown || err instanceof MdmemRefused)) throw err;

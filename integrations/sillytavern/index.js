@@ -30,6 +30,9 @@ const DEFAULTS = {
     depth: 2,
     recent: 6,
     rewrite: false,
+    // what a turn becomes (docs/CAPTURE.md): triggers stored half the lines of raw and recalled as much on LoCoMo;
+    // '' leaves it to mdmem's [capture] setting
+    capture: 'triggers',
     rewrite_prompt: 'Rewrite the last question of this conversation as a short search query for the facts it needs. '
         + 'Answer with the query only.\n\nConversation:\n{{context}}\n\nQuestion: {{question}}',
 };
@@ -70,6 +73,7 @@ function writeTurn() {
         user_id: space,
         agent_id: spaceOf(c, 'character'),
         metadata: { source: 'sillytavern', chat: chatId, time: new Date().toISOString() },
+        ...(s.capture ? { capture: s.capture } : {}),
     };
     if (written.size > MAX_WRITTEN) written.clear();
     const keys = fresh.map(m => keyOf(chatId, m));
@@ -175,6 +179,8 @@ function panel() {
       <div class="mdmem-field"><label for="mdmem_token">${T.token}</label><input id="mdmem_token" class="text_pole" type="password" value="${esc(s.token)}"></div>
       <div class="mdmem-field"><label for="mdmem_scope">${T.scope}</label><select id="mdmem_scope" class="text_pole">
         <option value="character">${T.scope_character}</option><option value="chat">${T.scope_chat}</option></select></div>
+      <div class="mdmem-field"><label for="mdmem_capture">${T.capture}</label><select id="mdmem_capture" class="text_pole">
+        <option value="triggers">${T.capture_triggers}</option><option value="raw">${T.capture_raw}</option><option value="">${T.capture_server}</option></select></div>
       <div class="mdmem-field"><label for="mdmem_budget">${T.budget}</label><input id="mdmem_budget" class="text_pole" type="number" min="200" max="4000" step="100" value="${esc(s.budget)}"></div>
       <div class="mdmem-field"><label for="mdmem_position">${T.position}</label><div class="mdmem-pair"><select id="mdmem_position" class="text_pole">
         <option value="system">${T.position_system}</option><option value="chat">${T.position_chat}</option></select>
@@ -188,6 +194,7 @@ function panel() {
 </div>`;
     $('#extensions_settings2').append(html);
     $('#mdmem_scope').val(s.scope);
+    $('#mdmem_capture').val(s.capture);
     $('#mdmem_position').val(s.position);
     const bind = (id, key, read) => $(id).on('input change', function () {
         settings()[key] = read(this);
@@ -197,6 +204,7 @@ function panel() {
     bind('#mdmem_url', 'url', el => el.value.trim());
     bind('#mdmem_token', 'token', el => el.value.trim());
     bind('#mdmem_scope', 'scope', el => el.value);
+    bind('#mdmem_capture', 'capture', el => el.value);
     bind('#mdmem_budget', 'budget', el => Number(el.value) || DEFAULTS.budget);
     bind('#mdmem_position', 'position', el => el.value);
     bind('#mdmem_depth', 'depth', el => Number(el.value) || 0);

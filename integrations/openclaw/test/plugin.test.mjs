@@ -148,3 +148,35 @@ test("with mdmem stopped, recall and capture return nothing and warn once; a too
   assert.equal(out.details.status, "unavailable");
   assert.deepEqual(Object.keys(tools).sort(), ["memory_forget", "memory_get", "memory_search", "memory_store"]);
 });
+
+test("capture asks for triggers unless set otherwise; memory_store always stores what the agent chose", async () => {
+  const bodies = [];
+  const { server, url } = await listen((req, res) => {
+    let raw = "";
+    req.on("data", (c) => { raw += c; });
+    req.on("end", () => {
+      bodies.push(JSON.parse(raw || "{}"));
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ results: [{ id: "a1", memory: "x", event: "ADD" }] }));
+    });
+  });
+  try {
+    for (const pluginConfig of [{ baseUrl: url, token: "t" }, { baseUrl: url, token: "t", capture: "" }]) {
+      const hooks = {};
+      const tools = {};
+      plugin.register({
+        pluginConfig, logger: { warn: () => {}, info: () => {} },
+        registerTool: (factory, { names }) => { tools[names[0]] = factory({ agentId: "main" }); },
+        registerMemoryCapability: () => {},
+        on: (name, fn) => { hooks[name] = fn; },
+      });
+      await hooks.agent_end({ success: true, messages: [{ role: "user", content: "I live in Lisbon now." }] }, {});
+      await tools.memory_store.execute("call-1", { text: "Prefers window seats" });
+    }
+    assert.deepEqual(bodies.map((b) => b.capture), ["triggers", "raw", undefined, "raw"]);
+    assert.equal(resolveSettings({}, {}).capture, "triggers");
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});

@@ -1,0 +1,81 @@
+"""Which capture policy a call runs (per call, mem0's `infer`, the space's setting, the global one), and the
+items it makes of a turn; an LLM that fails leaves the turn raw and marked pending for a later pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from indexer.capture import llm_extract, triggers
+from indexer.capture.triggers import Item
+from indexer.config import CAPTURES
+from indexer.errors import InputError, ProviderError
+from indexer.private_files import open_private
+
+POLICIES = CAPTURES
+PENDING_FILE = ".capture-pending.jsonl"  # a dot file beside the notes: never indexed
+RAW_TYPE = "episodic"  # a raw turn is a journal line, as every integration wrote before capture policies
+_LOCK = threading.Lock()  # HTTP handlers run on a thread pool: one pending line at a time
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What a policy made of a turn: the items to add, the policy that made them, and why the LLM's were not."""
+
+    items: list[Item] = field(default_factory=list)
+    policy: str = "raw"
+    pending: str = ""  # the LLM's failure; the items are the raw turn, to extract again later
+
+
+def chosen(cfg, space: str | None, capture: str | None = None, infer=None) -> str:
+    """The policy of one call: `capture` as given, else mem0's infer (True: llm with an LLM configured, else
+    triggers; False: raw), else the space's setting, else the global one."""
+    if capture is not None:
+        if capture not in POLICIES:
+            raise InputError(f"capture must be one of {', '.join(POLICIES)}, e.g. \"triggers\"")
+        if capture == "llm" and not cfg.llm:
+            raise InputError("capture llm needs an LLM: set provider and model in config.toml's [llm], "
+                             "or use capture triggers")
+        return capture
+    if infer is not None:
+        if not isinstance(infer, bool):
+            raise InputError("infer must be true or false")
+        return ("llm" if cfg.llm else "triggers") if infer else "raw"
+    return dict(cfg.capture_spaces).get(space or "", cfg.capture_policy)
+
+
+def capture(cfg, turns: list[tuple[str, str, str]], policy: str) -> Captured:
+    """The items policy makes of turns ((role, speaker, text) each, the last of a conversation)."""
+    raw = [Item(text, RAW_TYPE, None, speaker) for _role, speaker, text in turns]
+    if policy == "triggers":
+        return Captured([i for role, speaker, text in turns for i in triggers.extract(text, speaker, role)],
+                        "triggers")
+    if policy == "llm":
+        try:
+            return Captured(llm_extract.extract(cfg, turns), "llm")
+        except ProviderError as exc:
+            return Captured(raw, "raw", pending=str(exc))
+    return Captured(raw, "raw")
+
+
+def mark_pending(home: Path, space: str | None, ids: list[str], reason: str) -> None:
+    """Note raw-stored turns the LLM could not read, for a later extraction pass (one JSON line each)."""
+    line = json.dumps({"space": space, "ids": [i for i in ids if i], "reason": reason,
+                       "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}, ensure_ascii=False)
+    with _LOCK, os.fdopen(open_private(Path(home) / PENDING_FILE), "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def pending(home: Path) -> list[dict]:
+    """The turns waiting for an extraction pass, oldest first."""
+    try:
+        with open(Path(home) / PENDING_FILE, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []

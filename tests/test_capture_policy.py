@@ -1,0 +1,87 @@
+"""Which capture policy mem0's add runs in a real daemon: infer=False keeps every message, infer=True (no LLM
+configured) keeps the trigger sentences, `capture` names one per call, and [capture] sets it globally and per
+space."""
+
+from __future__ import annotations
+
+import pytest
+
+from http_daemon import serving
+from indexer import config
+from indexer.capture import policy
+from indexer.errors import ConfigError
+
+CHAT = [{"role": "user", "name": "Mira", "content": "Hi there! 😊 I'm allergic to hazelnuts, remember that."},
+        {"role": "assistant", "name": "Flux", "content": "Oh no! Thanks for telling me. How was your day?"},
+        {"role": "user", "name": "Mira", "content": "lol fine, thanks"},
+        {"role": "user", "name": "Mira", "content": "我下周五要去苏州出差。哈哈"}]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("capture")
+    (base / "home").mkdir()
+    (base / "home" / "config.toml").write_text('[capture]\npolicy = "raw"\nspaces = {bob = "triggers"}\n',
+                                               encoding="utf-8")
+    with serving(base) as srv:
+        yield srv
+
+
+def notes(server, space: str) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((server.home / "spaces" / space).rglob("*.md")))
+
+
+def added(server, path: str, body: dict) -> list[str]:
+    status, out = server.call("POST", path, body)
+    assert status == 200, out
+    assert all(r["event"] == "ADD" for r in out["results"])
+    return [r["memory"] for r in out["results"]]
+
+
+def test_infer_false_keeps_every_message_as_it_was_said(server):
+    got = added(server, "/v3/memories/add/", {"messages": CHAT, "user_id": "ann", "infer": False})
+    assert got == [m["content"] for m in CHAT]
+    assert "**Mira:** lol fine, thanks" in notes(server, "ann")
+
+
+def test_infer_true_without_an_llm_keeps_the_sentences_that_state_facts_with_their_speaker(server):
+    got = added(server, "/memories", {"messages": CHAT, "user_id": "cai", "infer": True})
+    assert got == ["I'm allergic to hazelnuts, remember that.", "我下周五要去苏州出差。"]
+    text = notes(server, "cai")
+    assert "**Mira:** I'm allergic to hazelnuts, remember that." in text and "**Mira:** 我下周五要去苏州出差。" in text
+    assert "lol" not in text and "How was your day" not in text and "哈哈" not in text
+    status, found = server.call("POST", "/v3/memories/search/", {"query": "hazelnut allergy",
+                                                                 "filters": {"user_id": "cai"}})
+    assert status == 200 and "hazelnuts" in found["results"][0]["memory"]
+
+
+def test_without_infer_the_spaces_own_policy_applies_else_the_global_one(server):
+    assert added(server, "/memories", {"messages": CHAT, "user_id": "bob"}) == [
+        "I'm allergic to hazelnuts, remember that.", "我下周五要去苏州出差。"]
+    assert len(added(server, "/memories", {"messages": CHAT, "user_id": "dee"})) == len(CHAT)
+
+
+def test_capture_per_call_wins_and_llm_without_an_llm_is_refused_with_the_fix(server):
+    assert added(server, "/memories", {"messages": CHAT, "user_id": "gus", "capture": "triggers"}) == [
+        "I'm allergic to hazelnuts, remember that.", "我下周五要去苏州出差。"]  # over the global raw
+    status, out = server.call("POST", "/memories", {"messages": CHAT, "user_id": "eve", "capture": "llm"})
+    assert status == 400 and "[llm]" in str(out)
+    status, out = server.call("POST", "/memories", {"messages": CHAT, "user_id": "eve", "capture": "smart"})
+    assert status == 400 and "raw, triggers, llm" in str(out)
+    assert not (server.home / "spaces" / "eve").exists()  # a refused call writes nothing
+
+
+@pytest.mark.unit
+def test_the_capture_settings_are_read_from_the_file_and_the_environment_and_checked(tmp_path):
+    (tmp_path / "config.toml").write_text('[capture]\npolicy = "triggers"\nspaces = {alice = "raw"}\n', encoding="utf-8")
+    cfg = config.load(home=tmp_path, env={})
+    assert (cfg.capture_policy, cfg.capture_spaces) == ("triggers", (("alice", "raw"),))
+    assert [policy.chosen(cfg, s) for s in ("alice", "bob", None)] == ["raw", "triggers", "triggers"]
+    assert policy.chosen(cfg, "alice", infer=True) == "triggers" and policy.chosen(cfg, "bob", infer=False) == "raw"
+    assert policy.chosen(cfg.with_(llm="ollama", llm_model="m"), "alice", infer=True) == "llm"
+    env = config.load(home=tmp_path, env={"MDMEM_CAPTURE_SPACES": "bob=triggers, eve=raw"})
+    assert env.capture_spaces == (("bob", "triggers"), ("eve", "raw"))
+    for bad in ('policy = "smart"', 'policy = "llm"', 'spaces = {alice = 3}'):
+        (tmp_path / "config.toml").write_text(f"[capture]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match="capture"):
+            config.load(home=tmp_path, env={})
