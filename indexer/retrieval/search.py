@@ -22,7 +22,7 @@ from indexer.retrieval import relevance
 from indexer.retrieval import superseded
 from indexer.retrieval import timewindow
 from indexer.retrieval.collect import Pool, collect
-from indexer.retrieval.fusion import fuse
+from indexer.retrieval.fusion import for_embedder, fuse
 from indexer.retrieval.query import AnalyzedQuery, Query, analyze
 
 
@@ -30,6 +30,7 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
     """Run one query over the stores and return one merged ranking; counting accesses is the caller's.
     made: the question's vectors by text, shared by the runs of one search_within."""
     aq = analyze(q)
+    cfg = for_embedder(cfg, getattr(embedder, "model_id", ""))
     q.in_time()
     pool = collect(stores, embedder, cfg, aq, made)
     q.in_time()
@@ -120,7 +121,8 @@ def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> lis
     if cfg.ranker != "e5":
         return ranker_stage.rerank(hits, aq, cfg)
     return relevance.attach(ranking_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
-                                            pool.cons, aq, qvec=pool.e5_query), aq, pool.e5_query)
+                                            pool.cons, aq, qvec=pool.e5_query, scale=cfg.e5_stage_scale),
+                            aq, pool.e5_query)
 
 
 ADJUST = (by_strength, by_memory_days, by_ranking_model)

@@ -234,9 +234,10 @@ def _prepare(st: Store, batch, embedder, cfg: Config, report: SyncReport, known:
         prepared.unavailable = True  # the provider was down for a batch of this sync: the rest wait, unasked
     elif todo:
         texts = list(todo.values())
-        if pool is None:
+        if pool is None:  # a save: its text is written before any retry (the filler retries with backoff)
+            embed = getattr(embedder, "try_documents", embedder.embed_documents)
             try:
-                prepared.vectors.update(zip(prepared.todo, embedder.embed_documents(texts)))
+                prepared.vectors.update(zip(prepared.todo, embed(texts)))
             except ProviderUnavailable:
                 prepared.unavailable = True
         else:
