@@ -193,8 +193,6 @@ def test_importing_the_package_is_cheap():
 # belongs to an object someone holds (a Memory, a Store, the daemon).
 PROCESS_WIDE = {
     ("indexer.ranking_model", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
-    ("indexer.providers.rankers", "_loaded"): "the configured ranking model, loaded once per process (like e5)",
-    ("indexer.providers.rankers", "_resting"): "when a ranking server that did not answer is asked again",
 }
 _MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
 

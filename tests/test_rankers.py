@@ -94,6 +94,28 @@ def test_a_ranker_that_does_not_answer_leaves_the_first_stage_and_rests(make_mem
     assert [(r["calls"], r["failed"]) for r in usage.totals(mem.cfg.home) if r["role"] == "ranker"] == [(1, 1)]
 
 
+def test_the_loaded_ranker_and_its_rest_belong_to_the_holder_a_memory_is_handed(make_memory, server):
+    """One holder per Memory unless handed one (the daemon hands its own to every request's Memory): a server
+    that did not answer rests for every Memory sharing the holder, and a Memory with its own asks again."""
+    from indexer import Memory
+    from indexer.providers.rankers import Rankers
+    server.down = True
+    first = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url, ranker_max_retries=0,
+                        ranker_timeout_s=5.0)
+    shared = Rankers()
+    lent = [Memory(cfg=first.cfg, embedder=first.embedder, rankers=shared) for _ in range(2)]
+    try:
+        assert "did not answer" in run(lent[0], "What is my bird called?")[0].explain["ranker_error"]
+        assert "not asked again" in run(lent[1], "What is my bird called?")[0].explain["ranker_error"]
+        assert server.count("/rerank") == 1
+        assert lent[0].rankers.load(first.cfg) is lent[1].rankers.load(first.cfg)  # loaded once for both
+        assert "did not answer" in run(first, "What is my bird called?")[0].explain["ranker_error"]
+        assert server.count("/rerank") == 2 and first.rankers is not shared
+    finally:
+        for mem in lent:
+            mem.close()
+
+
 def test_a_slow_ranker_times_out_into_the_first_stage(make_memory, server):
     before = first_stage(make_memory)
     server.delay_s = 3.0
