@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_process import mdmem
 from polling import eventually
 
 
@@ -27,8 +28,8 @@ class Store:
         self.base = base
 
     def cli(self, *args):
-        return subprocess.run([sys.executable, "-m", "indexer", "--home", str(self.home), "--embedder", "none", *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.base, timeout=180)
+        return mdmem("--home", str(self.home), "--embedder", "none", *args, base_env=self.env, cwd=self.base,
+                     timeout=180)
 
     def pid(self) -> int | None:
         try:

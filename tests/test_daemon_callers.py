@@ -7,11 +7,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import command, mdmem
 from polling import eventually
 
 
@@ -25,11 +25,10 @@ class Home:
         self.proc = None
 
     def cli(self, *args, cwd: Path | None = None):
-        return subprocess.run([sys.executable, "-m", "indexer", "--home", str(self.home), *args], capture_output=True,
-                              text=True, env=self.env, cwd=cwd or self.base, timeout=120)
+        return mdmem("--home", str(self.home), *args, base_env=self.env, cwd=cwd or self.base, timeout=120)
 
     def serve(self, *args):
-        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(self.home), *args, "serve"],
+        self.proc = subprocess.Popen(command("--home", str(self.home), *args, "serve"),
                                      env=self.env, cwd=self.base, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         assert eventually(lambda: self.status().get("global", {}).get("daemon") is True, timeout=120, every=0.2)
