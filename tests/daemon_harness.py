@@ -3,10 +3,10 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from cli_process import command
 import polling
 
 from indexer import config
@@ -52,11 +52,11 @@ class Served:
                 os.environ["XDG_RUNTIME_DIR"] = old
 
     def cli(self, *args, input=None):
-        return subprocess.run([sys.executable, "-m", "indexer", *self.args, *args], capture_output=True, text=True,
+        return subprocess.run(command(*self.args, *args), capture_output=True, text=True,
                               env=self.env, input=input, timeout=300)
 
     def start(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
+        self.proc = subprocess.Popen(command(*self.args, "serve"), env=self.env,
                                      stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_process import mdmem as run_mdmem
+from cli_process import command, mdmem as run_mdmem
 from daemon_harness import Served, eventually
 
 from indexer import config
@@ -338,7 +338,7 @@ class PipedServed(Served):
     """A daemon whose log goes through a pipe: a file-size limit must not stop the log itself."""
 
     def start(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
+        self.proc = subprocess.Popen(command(*self.args, "serve"), env=self.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         log = open(self.log, "ab", buffering=0)
         threading.Thread(target=lambda: [log.write(line) for line in self.proc.stdout], daemon=True).start()

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from cli_process import command
 from conftest import write_notes
 from daemon_harness import Served
 
@@ -198,7 +199,7 @@ def test_mcp_forget_by_words_and_restore(tmp_path):
     home = tmp_path / "home"
     write_notes(home, {URI: NOTE})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
+    subprocess.run(command("--home", str(home), "index"), env=env, check=True, timeout=300)
     params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
 
     async def session():

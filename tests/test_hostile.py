@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_process import command
 from indexer import config
 from indexer.notes import scanner
 from indexer.memory import Memory
@@ -398,7 +399,7 @@ def test_cli_over_a_hostile_tree_prints_no_traceback(tmp_path):
         (home / name).write_bytes(data)
     (home / "out.md").symlink_to(tmp_path)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     for args in (["index"], ["verify"], ["search", '"; DROP TABLE x; NEAR(', "--json"], ["search", ""],
                  ["search", "a\x01b"], ["verify", "--json"], ["verify", "--repair"]):
         r = subprocess.run(base + args, capture_output=True, text=True, env=env, timeout=120)

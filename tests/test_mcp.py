@@ -9,6 +9,7 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from cli_process import command
 from conftest import write_notes
 
 TOOLS = {"memory_search", "memory_recall", "memory_add", "memory_get", "memory_update", "memory_forget",
@@ -33,7 +34,7 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     home = tmp_path / "home"
     write_notes(home, {"user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black, without sugar or milk.\n"})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
+    subprocess.run(command("--home", str(home), "index"), env=env, check=True, timeout=300)
     params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
     errlog = open(tmp_path / "stderr.txt", "w+")
 
@@ -163,7 +164,7 @@ def test_mcp_filters_by_date_and_lists_recent_memories(tmp_path):
     write_notes(home, {"user/fact.md": "---\ntype: fact\n---\n\n- 2020-05-01: the old bicycle was blue\n"
                                        "- 2026-02-01: the new bicycle is green\n"})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
+    subprocess.run(command("--home", str(home), "index"), env=env, check=True, timeout=300)
     params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
 
     async def session():

@@ -12,6 +12,8 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
 
+from cli_process import command
+
 
 def _client_env(home_dir, **extra) -> dict:
     """What the SDK passes a server whose config names no env (HOME, PATH, ...), with this checkout importable."""
@@ -27,7 +29,7 @@ def test_without_a_named_store_and_no_home_store_mcp_refuses_in_one_line(tmp_pat
     monkeypatch.setenv("MDMEM_HOME", str(tmp_path / "exported"))  # exported in the shell: the client drops it
     env = _client_env(user)
     assert "MDMEM_HOME" not in env
-    done = subprocess.run([sys.executable, "-m", "indexer", "mcp"], env=env, stdin=subprocess.DEVNULL,
+    done = subprocess.run(command("mcp"), env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()
@@ -54,7 +56,7 @@ def _session(params, calls: list[tuple[str, dict]], errlog) -> list[dict]:
 def test_a_store_named_in_args_or_env_is_served_and_an_empty_answer_names_it(tmp_path):
     user, store = tmp_path / "user", tmp_path / "memories"
     user.mkdir()
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(store), "init"], env=_client_env(user), check=True,
+    subprocess.run(command("--home", str(store), "init"), env=_client_env(user), check=True,
                    capture_output=True, timeout=120)
     errlog = open(tmp_path / "stderr.txt", "w+")
     by_args = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(store), "mcp"],

@@ -4,12 +4,12 @@ that fails leaves the first stage's order and says why."""
 import json
 import os
 import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
 
+from cli_process import command
 from indexer import config
 from indexer.errors import ConfigError
 from indexer.notes.memory_items import text_to_embed
@@ -242,7 +242,7 @@ def test_the_command_line_answers_and_warns_when_the_ranker_is_down(tmp_path, se
     server.down = True
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "MDMEM_RANKER": "rerank", "MDMEM_RANKER_BASE_URL": server.url,
            "MDMEM_RANKER_MAX_RETRIES": "0"}
-    mdmem = [sys.executable, "-m", "indexer", "--home", str(home)]
+    mdmem = command("--home", str(home))
     assert subprocess.run([*mdmem, "index"], env=env, capture_output=True, timeout=300).returncode == 0
     r = subprocess.run([*mdmem, "search", "坐车时我有什么毛病？", "--json", "--explain"], env=env, capture_output=True,
                        text=True, timeout=300)

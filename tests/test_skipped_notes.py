@@ -7,8 +7,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
+from cli_process import command
 from indexer import config
 from indexer.memory import Memory
 from polling import eventually
@@ -55,7 +55,7 @@ def test_the_daemon_reports_skipped_notes_and_is_not_stale(tmp_path):
     make_store(home)
     run.mkdir()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     proc = subprocess.Popen(base + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def status() -> dict:

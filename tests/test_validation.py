@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from cli_process import command
 from conftest import write_notes
 from indexer import config
 from indexer.errors import ArgumentError
@@ -50,7 +51,7 @@ def test_python_raises_the_rule_without_naming_flags(home, none_embedder):
 
 def test_command_line_names_its_flags_and_exits_2(home):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     for method, args, message in CASES:
         argv = [method, args.get("query") or args["text"]]
         for name, value in args.items():
