@@ -192,6 +192,8 @@ def test_importing_the_package_is_cheap():
 # Process-wide state allowed by name, each with its reason; anything else a module keeps between calls
 # belongs to an object someone holds (a Memory, a Store, the daemon).
 PROCESS_WIDE = {
+    # the engine's OpenMP runtime is the process's (a forked child inherits its thread pool dead, so `load` checks the
+    # pid), and two holders in one process would load it twice (1 s and ~40 MB a load)
     ("indexer.ranking_model", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
 }
 _MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
