@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -559,13 +558,14 @@ def _http_and_mcp_questions(srv, server):
 def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_path, usem3):
     import asyncio
     import json
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
+    from mcp_calls import stdio_params
     from mcp.client.stdio import stdio_client
     from daemon_harness import Served
     from model_servers import ModelServer
     d = Served(tmp_path)
     (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+    params = stdio_params(d.args, env=d.env)
 
     async def session():
         order = []

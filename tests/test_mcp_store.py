@@ -7,12 +7,12 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import get_default_environment, stdio_client
 
 from cli_process import command
+from mcp_calls import stdio_params
 
 
 def _client_env(home_dir, **extra) -> dict:
@@ -59,12 +59,12 @@ def test_a_store_named_in_args_or_env_is_served_and_an_empty_answer_names_it(tmp
     subprocess.run(command("--home", str(store), "init"), env=_client_env(user), check=True,
                    capture_output=True, timeout=120)
     errlog = open(tmp_path / "stderr.txt", "w+")
-    by_args = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(store), "mcp"],
+    by_args = stdio_params(["--home", str(store)],
                                     env=_client_env(user))
     search, recent = _session(by_args, [("memory_search", {"query": "咖啡"}), ("memory_recent", {})], errlog)
     assert search["count"] == 0 and search["searched"] == {"global": str(store.resolve())}
     assert recent["count"] == 0 and recent["searched"] == {"global": str(store.resolve())}
-    by_env = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "mcp"],
+    by_env = stdio_params([],
                                    env=_client_env(user, MDMEM_HOME=str(store)))
     added, found = _session(by_env, [("memory_add", {"text": "我喜欢喝黑咖啡。", "type": "preference"}),
                                      ("memory_search", {"query": "咖啡"})], errlog)
