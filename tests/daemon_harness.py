@@ -25,20 +25,22 @@ def env_for(run_dir: Path) -> dict:
 class Served:
     """A running `mdmem serve` on a temp home and project, plus helpers to query it."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, project: bool = True, args: tuple[str, ...] = ()):
+        """project: serve a project beside the global store; args: more options before every command."""
         self.home = base / "home"
         self.project = base / "proj"
         self.notes = self.project / ".mdmem"
         self.run_dir = base / "run"
         for d in (self.home / "user", self.notes, self.run_dir):
             d.mkdir(parents=True, exist_ok=True)
-        self.args = ["--home", str(self.home), "--project", str(self.project)]
+        self.args = ["--home", str(self.home), *(["--project", str(self.project)] if project else []), *args]
+        self.with_project = project
         self.env = env_for(self.run_dir)
         self.proc = None
         self.log = base / "serve.log"
 
     def cfg(self):
-        return config.load(home=self.home, project=self.project, env={})
+        return config.load(home=self.home, project=self.project if self.with_project else None, env={})
 
     def socket(self) -> Path:
         old = os.environ.get("XDG_RUNTIME_DIR")
