@@ -27,6 +27,7 @@ class Served:
 
     def __init__(self, base: Path, project: bool = True, args: tuple[str, ...] = ()):
         """project: serve a project beside the global store; args: more options before every command."""
+        self.base = base
         self.home = base / "home"
         self.project = base / "proj"
         self.notes = self.project / ".mdmem"
@@ -53,12 +54,14 @@ class Served:
             else:
                 os.environ["XDG_RUNTIME_DIR"] = old
 
-    def cli(self, *args, input=None):
+    def cli(self, *args, input=None, cwd=None):
         return subprocess.run(command(*self.args, *args), capture_output=True, text=True,
-                              env=self.env, input=input, timeout=300)
+                              env=self.env, input=input, timeout=300, cwd=cwd)
 
-    def start(self):
-        self.proc = subprocess.Popen(command(*self.args, "serve"), env=self.env,
+    def start(self, *serve_args, cwd=None):
+        """`mdmem serve` (serve_args: options before it, for the daemon alone), ready once every store it serves
+        has synced."""
+        self.proc = subprocess.Popen(command(*self.args, *serve_args, "serve"), env=self.env, cwd=cwd,
                                      stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
