@@ -28,9 +28,9 @@ def configure(level: str = "info", stream=None) -> None:
         logger_factory=structlog.PrintLoggerFactory(stream),
         cache_logger_on_first_use=False,
     )
-    # libraries log through stdlib logging; keep their chatter (apscheduler runs every job) out of the journal
+    # libraries log through stdlib logging; keep their chatter out of the journal
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    for noisy in ("apscheduler", "watchdog"):
+    for noisy in ("watchdog",):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

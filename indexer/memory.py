@@ -11,6 +11,7 @@ from indexer import validation
 from indexer.config import Config
 from indexer.errors import InputError
 from indexer.providers import load_embedder
+from indexer.providers.rankers import Rankers
 from indexer.index import sql
 from indexer.index.stores import Store, open_store, store_roots
 from indexer.kept.owner import KeptCopies
@@ -34,7 +35,8 @@ class Memory:
 
     def __init__(self, home: str | Path | None = None, project: str | Path | None = None, *,
                  cfg: Config | None = None, embedder=None, warn=None, available=None, writer=None,
-                 read_only: bool = False, kept: KeptCopies | None = None, **settings):
+                 read_only: bool = False, kept: KeptCopies | None = None, rankers: Rankers | None = None,
+                 **settings):
         self.cfg = cfg or config_mod.load(home=Path(home) if home else None,
                                           project=Path(project) if project else None, **settings)
         self._embedder = embedder
@@ -48,6 +50,8 @@ class Memory:
         # copies of the index kept in memory: a serving process hands its own; one made here keeps none
         self._own_kept = kept is None
         self.kept = kept if kept is not None else KeptCopies()
+        # the configured ranking models, loaded once by their holder: a serving process hands its own
+        self.rankers = rankers if rankers is not None else Rankers()
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -70,7 +74,8 @@ class Memory:
                 continue
             if name not in self._stores:
                 self._stores[name] = open_store(name, root, self.embedder, follow_symlinks=self.cfg.follow_symlinks,
-                                                read_only=self._read_only, warn=self._warn, kept=self.kept)
+                                                read_only=self._read_only, warn=self._warn, kept=self.kept,
+                                                rankers=self.rankers)
             out.append(self._stores[name])
         return out
 

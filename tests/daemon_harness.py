@@ -3,10 +3,10 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from cli_process import command
 import polling
 
 from indexer import config
@@ -25,20 +25,23 @@ def env_for(run_dir: Path) -> dict:
 class Served:
     """A running `mdmem serve` on a temp home and project, plus helpers to query it."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, project: bool = True, args: tuple[str, ...] = ()):
+        """project: serve a project beside the global store; args: more options before every command."""
+        self.base = base
         self.home = base / "home"
         self.project = base / "proj"
         self.notes = self.project / ".mdmem"
         self.run_dir = base / "run"
         for d in (self.home / "user", self.notes, self.run_dir):
             d.mkdir(parents=True, exist_ok=True)
-        self.args = ["--home", str(self.home), "--project", str(self.project)]
+        self.args = ["--home", str(self.home), *(["--project", str(self.project)] if project else []), *args]
+        self.with_project = project
         self.env = env_for(self.run_dir)
         self.proc = None
         self.log = base / "serve.log"
 
     def cfg(self):
-        return config.load(home=self.home, project=self.project, env={})
+        return config.load(home=self.home, project=self.project if self.with_project else None, env={})
 
     def socket(self) -> Path:
         old = os.environ.get("XDG_RUNTIME_DIR")
@@ -51,12 +54,14 @@ class Served:
             else:
                 os.environ["XDG_RUNTIME_DIR"] = old
 
-    def cli(self, *args, input=None):
-        return subprocess.run([sys.executable, "-m", "indexer", *self.args, *args], capture_output=True, text=True,
-                              env=self.env, input=input, timeout=300)
+    def cli(self, *args, input=None, cwd=None):
+        return subprocess.run(command(*self.args, *args), capture_output=True, text=True,
+                              env=self.env, input=input, timeout=300, cwd=cwd)
 
-    def start(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
+    def start(self, *serve_args, cwd=None):
+        """`mdmem serve` (serve_args: options before it, for the daemon alone), ready once every store it serves
+        has synced."""
+        self.proc = subprocess.Popen(command(*self.args, *serve_args, "serve"), env=self.env, cwd=cwd,
                                      stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

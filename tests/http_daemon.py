@@ -9,9 +9,9 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_process import command
 from polling import eventually
 
 
@@ -32,8 +32,8 @@ def serving(base: Path, *extra: str):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
     log = base / "serve.log"  # a file, not a pipe: a pipe nobody reads fills up and stops the daemon mid-write
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "serve", "--http",
-                                 f"127.0.0.1:{port}", *extra], env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command("--home", str(home), "serve", "--http",
+                                 f"127.0.0.1:{port}", *extra), env=env, stdout=out, stderr=subprocess.STDOUT)
     srv = Server(home, port, proc, env)
     try:
         assert eventually(srv.up, timeout=120, every=0.2), log.read_text(errors="replace")[-2000:]

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from cli_process import command
 from indexer import config
 from indexer.errors import InputError
 from indexer.notes.append import Target, append_entry, choose_target, format_entry, safe_uri
@@ -109,7 +110,7 @@ def test_format_entry_indents_continuation_lines():
 
 def test_cli_add_json_and_refusals(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "--create", "--embedder", "none"]
+    base = command("--home", str(tmp_path / "h"), "--create", "--embedder", "none")
     r = subprocess.run(base + ["add", "-", "--type", "preference", "--json"], input="I like quiet mornings.\n",
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -129,8 +130,8 @@ def test_50_concurrent_adds_and_an_editor_lose_nothing(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     stop = tmp_path / "stop"
     editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(note), str(stop)], stdout=subprocess.PIPE, text=True)
-    adders = [subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none", "add",
-                                f"concurrent memory number {i:02d}", "--file", "agent/shared.md"],
+    adders = [subprocess.Popen(command("--home", str(home), "--embedder", "none", "add",
+                                f"concurrent memory number {i:02d}", "--file", "agent/shared.md"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
               for i in range(50)]
     for p in adders:

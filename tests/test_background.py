@@ -8,12 +8,12 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from cli_process import command, mdmem
 from polling import eventually
 
 
@@ -27,8 +27,8 @@ class Store:
         self.base = base
 
     def cli(self, *args):
-        return subprocess.run([sys.executable, "-m", "indexer", "--home", str(self.home), "--embedder", "none", *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.base, timeout=180)
+        return mdmem("--home", str(self.home), "--embedder", "none", *args, base_env=self.env, cwd=self.base,
+                     timeout=180)
 
     def pid(self) -> int | None:
         try:
@@ -96,8 +96,8 @@ def test_restart_replaces_the_daemon(store):
 
 def test_a_daemon_that_cannot_start_is_reported_with_its_log(store):
     # a second daemon cannot take the store: start waits for it, sees it exit and shows why
-    blocker = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(store.home), "--embedder", "none",
-                                "serve"], env=store.env, cwd=store.base, stdout=subprocess.DEVNULL,
+    blocker = subprocess.Popen(command("--home", str(store.home), "--embedder", "none",
+                                "serve"), env=store.env, cwd=store.base, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
         assert eventually(store.daemon, timeout=120, every=0.2)

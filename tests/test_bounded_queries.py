@@ -3,12 +3,12 @@
 import json
 import os
 import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
+from cli_process import command
 from indexer import config, ranking_model
 from indexer.errors import BusyError, ConfigError, SearchTimeoutError
 
@@ -59,7 +59,7 @@ def test_the_cli_says_a_query_was_cut_and_a_late_search_exits_75(tmp_path):
     (home / "user").mkdir(parents=True)
     (home / "user" / "fish.md").write_text(NOTES["user/fish.md"])
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(tmp_path), "MDMEM_MAX_QUERY_CHARS": "60"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     subprocess.run(base + ["index"], env=env, check=True, capture_output=True, timeout=120)
     r = subprocess.run(base + ["search", "zebrafish " + FILLER], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "zebrafish" in r.stdout
@@ -113,7 +113,7 @@ def test_a_late_search_through_the_daemon_answers_busy_over_http_and_the_socket(
         detail = json.loads(resp.read())["detail"]
         assert resp.status == 503 and int(resp.getheader("Retry-After")) >= 1
         assert "search_timeout_s" in detail and "\n" not in detail
-        r = subprocess.run([sys.executable, "-m", "indexer", "--home", str(srv.home), "search", "zebrafish"],
+        r = subprocess.run(command("--home", str(srv.home), "search", "zebrafish"),
                            env={**srv.env, "MDMEM_SEARCH_TIMEOUT_S": "10"}, capture_output=True, text=True, timeout=120)
         assert r.returncode == 75 and "search_timeout_s" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 

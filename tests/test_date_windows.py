@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from cli_process import mdmem
 from conftest import write_notes
 from indexer import config
 from indexer.errors import ConfigError
@@ -188,10 +187,7 @@ def test_an_unknown_zone_is_refused_in_one_line(tmp_path):
 
 
 def _mdmem(home, *args):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("MDMEM_HOME", None)
-    return subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    return mdmem("--home", str(home), *args, base_env={k: v for k, v in os.environ.items() if k != "MDMEM_HOME"})
 
 
 def test_the_command_line_lists_and_finds_the_whole_day(tmp_path):

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import command, mdmem as run_mdmem
 from daemon_harness import Served, eventually
 
 from indexer import config
@@ -45,9 +46,7 @@ def mdmem(home: Path, *args, file_size_limit: int | None = None, user: int | Non
         if file_size_limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), *args], capture_output=True,
-                          text=True, env=env, timeout=300, preexec_fn=limit, cwd=str(home))
+    return run_mdmem("--home", str(home), *args, env={"PYTHONDONTWRITEBYTECODE": "1"}, preexec_fn=limit, cwd=str(home))
 
 
 def as_user(uid: int | None, home: Path, *args, cwd: Path | None = None, lock: Path | None = None) -> subprocess.CompletedProcess:
@@ -339,7 +338,7 @@ class PipedServed(Served):
     """A daemon whose log goes through a pipe: a file-size limit must not stop the log itself."""
 
     def start(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "indexer", *self.args, "serve"], env=self.env,
+        self.proc = subprocess.Popen(command(*self.args, "serve"), env=self.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         log = open(self.log, "ab", buffering=0)
         threading.Thread(target=lambda: [log.write(line) for line in self.proc.stdout], daemon=True).start()

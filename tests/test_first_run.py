@@ -1,16 +1,15 @@
 """A newcomer's first commands: no store is created where the user did not mean one."""
 
 import os
-import subprocess
-import sys
+
+from cli_process import mdmem as run_mdmem
 
 EMPTY_ENV = {k: v for k, v in os.environ.items() if k not in ("MDMEM_HOME", "MDMEM_PROJECT")}
 
 
 def mdmem(*args, home_dir, cwd):
-    env = {**EMPTY_ENV, "HF_HUB_OFFLINE": "1", "HOME": str(home_dir)}
-    return subprocess.run([sys.executable, "-m", "indexer", "--embedder", "none", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=120)
+    return run_mdmem("--embedder", "none", *args, base_env=EMPTY_ENV, env={"HOME": str(home_dir)}, cwd=cwd,
+                     timeout=120)
 
 
 def test_a_missing_explicit_home_or_project_is_refused_with_the_fix(tmp_path):

@@ -8,10 +8,10 @@ import json
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
 
+from cli_process import command
 from conftest import write_notes
 from daemon_harness import Served
 
@@ -193,13 +193,14 @@ def test_forget_match_and_restore_from_the_command_line_in_process_then_through_
 
 
 def test_mcp_forget_by_words_and_restore(tmp_path):
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
+    from mcp_calls import stdio_params
     from mcp.client.stdio import stdio_client
     home = tmp_path / "home"
     write_notes(home, {URI: NOTE})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
+    subprocess.run(command("--home", str(home), "index"), env=env, check=True, timeout=300)
+    params = stdio_params(["--home", str(home)], env=env)
 
     async def session():
         async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):

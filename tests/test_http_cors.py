@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import http.client
 import subprocess
-import sys
 
 import pytest
 
+from cli_process import command
 from polling import eventually
 from http_daemon import serving
 
@@ -67,6 +67,6 @@ def test_other_pages_are_still_refused_and_get_no_cors_headers(server):
 def test_a_bad_origin_or_one_without_http_is_refused_at_start(tmp_path):
     for args, words in ((["--http", "127.0.0.1:1", "--allow-origin", "127.0.0.1:8000"], "give the page's origin"),
                         (["--allow-origin", PAGE], "needs --http")):
-        res = subprocess.run([sys.executable, "-m", "indexer", "--home", str(tmp_path), "serve", *args],
+        res = subprocess.run(command("--home", str(tmp_path), "serve", *args),
                              capture_output=True, text=True, timeout=60)
         assert res.returncode != 0 and words in res.stdout + res.stderr

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import command
 from http_daemon import serving
 from polling import eventually
 from indexer.notes.textseg import count_tokens
@@ -46,9 +46,9 @@ def test_the_block_holds_the_space_s_answer_and_nothing_of_another_space(server)
 def test_http_gives_the_same_block_as_the_command_line(server):
     ask = {"query": "我对什么过敏？", "user_id": "alice", "now": "2026-11-27", "max_chars": 400}
     status, got = server.call("POST", "/v1/recall", ask)
-    cli = subprocess.run([sys.executable, "-m", "indexer", "--home", str(server.home), "recall", ask["query"],
+    cli = subprocess.run(command("--home", str(server.home), "recall", ask["query"],
                           "--space", "alice", "--now", "2026-11-27", "--max-chars", "400", "--scope", "global",
-                          "--json"], capture_output=True, text=True, env=server.env, timeout=120)
+                          "--json"), capture_output=True, text=True, env=server.env, timeout=120)
     assert status == 200 and cli.returncode == 0, cli.stderr
     assert "花生" in got["text"] and got["text"] == json.loads(cli.stdout)["text"]
 

@@ -6,11 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import command
 from indexer.errors import InputError
 from indexer.notes.imports_formats import detect, parse_file
 from indexer.notes.imports_model import parse_when, read_text
@@ -196,7 +196,7 @@ def test_cli_import_prints_a_summary_then_adds_nothing_the_second_time(tmp_path)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TZ": "UTC"}
     home = tmp_path / "home"
     home.mkdir()
-    cmd = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none", "import", str(FIXTURES)]
+    cmd = command("--home", str(home), "--embedder", "none", "import", str(FIXTURES))
     first = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert first.returncode == 0, first.stderr
     assert "added 17 memories to 8 notes, 0 already there" in first.stdout

@@ -8,12 +8,12 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
+from cli_process import command
 from indexer.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports" / "sillytavern"
@@ -130,8 +130,8 @@ def test_a_truncated_file_stops_the_import_unless_skip_bad_then_only_it_is_left_
     assert [b.split(": not valid JSON")[0] for b in rep["bad"]] == [f"{cut}:3"]
     assert rep["added"] > 0 and (mem.cfg.home / "spaces/林间小队/journal/2024-07-12.md").exists()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TZ": "UTC"}
-    cli = subprocess.run([sys.executable, "-m", "indexer", "--home", str(mem.cfg.home), "--embedder", "none",
-                          "import", str(data_folder), "--skip-bad"], capture_output=True, text=True, env=env,
+    cli = subprocess.run(command("--home", str(mem.cfg.home), "--embedder", "none",
+                          "import", str(data_folder), "--skip-bad"), capture_output=True, text=True, env=env,
                          timeout=120)
     assert cli.returncode == 0, cli.stderr
     assert f"not imported (damaged): {cut}:3: not valid JSON" in cli.stderr

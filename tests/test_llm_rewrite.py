@@ -3,7 +3,6 @@ or answers nonsense is skipped and recall answers from what it has."""
 
 import asyncio
 import json
-import sys
 
 import pytest
 
@@ -107,7 +106,8 @@ def test_the_query_is_taken_out_of_a_chatty_answer():
 def test_the_command_line_and_the_daemon_ask_the_llm(tmp_path):
     """CLI recall in this process, then a running daemon answering the thin client's recall over its socket
     and the MCP recall tool (the LLM is configured for the daemon alone: its rewrite is the daemon's)."""
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
+    from mcp_calls import stdio_params
     from mcp.client.stdio import stdio_client
     from daemon_harness import Served
     with ChatServer("我姥姥今年多大年纪了") as srv:
@@ -124,7 +124,7 @@ def test_the_command_line_and_the_daemon_ask_the_llm(tmp_path):
         d.env = plain
         try:
             r = d.cli("recall", "那她今年多大了？", "--context", "-", "--json", input=CONVO)
-            params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=plain)
+            params = stdio_params(d.args, env=plain)
 
             async def session():
                 async with stdio_client(params, errlog=open(tmp_path / "mcp.txt", "w")) as (read, write):

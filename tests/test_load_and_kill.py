@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_process import command
 from polling import eventually
 from racing_editor import EDITOR
 from http_daemon import free_port
@@ -47,7 +48,7 @@ class Daemon:
     def __init__(self, home: Path, run: Path, port: int | None):
         self.home, self.port = home, port
         self.env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-        self.base = [sys.executable, "-m", "indexer", "--home", str(home)]
+        self.base = command("--home", str(home))
         http = ["--http", f"127.0.0.1:{port}"] if port else []
         self.proc = subprocess.Popen(self.base + ["serve", *http], env=self.env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)

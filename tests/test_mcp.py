@@ -4,11 +4,12 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
+from cli_process import command
+from mcp_calls import stdio_params
 from conftest import write_notes
 
 TOOLS = {"memory_search", "memory_recall", "memory_add", "memory_get", "memory_update", "memory_forget",
@@ -33,8 +34,8 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     home = tmp_path / "home"
     write_notes(home, {"user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black, without sugar or milk.\n"})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
+    subprocess.run(command("--home", str(home), "index"), env=env, check=True, timeout=300)
+    params = stdio_params(["--home", str(home)], env=env)
     errlog = open(tmp_path / "stderr.txt", "w+")
 
     async def session():
@@ -138,7 +139,7 @@ def test_tools_answer_through_a_running_daemon(tmp_path):
     d = Served(tmp_path)
     write_notes(d.home, {"user/preference.md": "# Preferences\n\n- 2025-01-05: I prefer my coffee black.\n"})
     d.start()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+    params = stdio_params(d.args, env=d.env)
 
     async def session():
         async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):
@@ -163,8 +164,8 @@ def test_mcp_filters_by_date_and_lists_recent_memories(tmp_path):
     write_notes(home, {"user/fact.md": "---\ntype: fact\n---\n\n- 2020-05-01: the old bicycle was blue\n"
                                        "- 2026-02-01: the new bicycle is green\n"})
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "index"], env=env, check=True, timeout=300)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "mcp"], env=env)
+    subprocess.run(command("--home", str(home), "index"), env=env, check=True, timeout=300)
+    params = stdio_params(["--home", str(home)], env=env)
 
     async def session():
         async with stdio_client(params) as (read, write):

@@ -7,10 +7,12 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import get_default_environment, stdio_client
+
+from cli_process import command
+from mcp_calls import stdio_params
 
 
 def _client_env(home_dir, **extra) -> dict:
@@ -27,7 +29,7 @@ def test_without_a_named_store_and_no_home_store_mcp_refuses_in_one_line(tmp_pat
     monkeypatch.setenv("MDMEM_HOME", str(tmp_path / "exported"))  # exported in the shell: the client drops it
     env = _client_env(user)
     assert "MDMEM_HOME" not in env
-    done = subprocess.run([sys.executable, "-m", "indexer", "mcp"], env=env, stdin=subprocess.DEVNULL,
+    done = subprocess.run(command("mcp"), env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()
@@ -54,15 +56,15 @@ def _session(params, calls: list[tuple[str, dict]], errlog) -> list[dict]:
 def test_a_store_named_in_args_or_env_is_served_and_an_empty_answer_names_it(tmp_path):
     user, store = tmp_path / "user", tmp_path / "memories"
     user.mkdir()
-    subprocess.run([sys.executable, "-m", "indexer", "--home", str(store), "init"], env=_client_env(user), check=True,
+    subprocess.run(command("--home", str(store), "init"), env=_client_env(user), check=True,
                    capture_output=True, timeout=120)
     errlog = open(tmp_path / "stderr.txt", "w+")
-    by_args = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(store), "mcp"],
+    by_args = stdio_params(["--home", str(store)],
                                     env=_client_env(user))
     search, recent = _session(by_args, [("memory_search", {"query": "咖啡"}), ("memory_recent", {})], errlog)
     assert search["count"] == 0 and search["searched"] == {"global": str(store.resolve())}
     assert recent["count"] == 0 and recent["searched"] == {"global": str(store.resolve())}
-    by_env = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "mcp"],
+    by_env = stdio_params([],
                                    env=_client_env(user, MDMEM_HOME=str(store)))
     added, found = _session(by_env, [("memory_add", {"text": "我喜欢喝黑咖啡。", "type": "preference"}),
                                      ("memory_search", {"query": "咖啡"})], errlog)

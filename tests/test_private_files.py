@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_process import command
 from http_daemon import serving
 
 MEM0 = Path(__file__).parent / "fixtures" / "imports" / "mem0" / "get_all.json"
@@ -36,7 +36,7 @@ def test_every_file_a_run_leaves_in_the_stores_is_private_and_a_users_note_keeps
     old = os.umask(0o022)  # the common default: what mdmem makes must not depend on a careful umask
     try:
         project.mkdir()
-        subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "--project", str(project), "init"],
+        subprocess.run(command("--home", str(home), "--project", str(project), "init"),
                        env=env, check=True, capture_output=True, timeout=120)
         mine = project / ".mdmem" / "notes"  # the user's own folder and note, readable by the team on purpose
         mine.mkdir(mode=0o755)
@@ -45,8 +45,8 @@ def test_every_file_a_run_leaves_in_the_stores_is_private_and_a_users_note_keeps
         os.chmod(mine / "team.md", 0o644)
         with serving(base) as srv:
             def mdmem(*args: str) -> str:
-                done = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "--project", str(project),
-                                       *args], env=env, capture_output=True, text=True, timeout=120)
+                done = subprocess.run(command("--home", str(home), "--project", str(project),
+                                       *args), env=env, capture_output=True, text=True, timeout=120)
                 assert done.returncode == 0, done.stderr
                 return done.stdout
 
@@ -66,8 +66,8 @@ def test_every_file_a_run_leaves_in_the_stores_is_private_and_a_users_note_keeps
             mdmem("forget", "--match", "spare key", "--yes")
             mdmem("import", str(MEM0))
             mdmem("search", "orchids")
-        for command in ("start", "stop"):  # the background daemon's log and pid files
-            done = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), command], env=env,
+        for verb in ("start", "stop"):  # the background daemon's log and pid files
+            done = subprocess.run(command("--home", str(home), verb), env=env,
                                   capture_output=True, text=True, timeout=300)
             assert done.returncode == 0, done.stderr
     finally:

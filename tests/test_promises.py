@@ -3,12 +3,11 @@
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 
 import pytest
+from cli_process import mdmem
 from daemon_harness import Served, eventually, write
 
 from indexer import config
@@ -52,10 +51,8 @@ def test_chinese_queries_give_the_vector_a_weight_of_0_1_and_others_0_3(make_mem
 
 
 def run_cli(home, *args, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MDMEM_")}
-    env.update({"HF_HUB_OFFLINE": "1", **(env_extra or {})})
-    return subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), *args], capture_output=True,
-                          text=True, env=env, timeout=300, cwd=str(home))
+    return mdmem("--home", str(home), *args, base_env={k: v for k, v in os.environ.items() if not k.startswith("MDMEM_")},
+                 env=env_extra, cwd=str(home))
 
 
 def test_settings_come_from_file_then_environment_then_flags(tmp_path):

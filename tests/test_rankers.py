@@ -4,12 +4,12 @@ that fails leaves the first stage's order and says why."""
 import json
 import os
 import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
 
+from cli_process import command
 from indexer import config
 from indexer.errors import ConfigError
 from indexer.notes.memory_items import text_to_embed
@@ -92,6 +92,28 @@ def test_a_ranker_that_does_not_answer_leaves_the_first_stage_and_rests(make_mem
     assert server.count("/rerank") == 2
     assert "not asked again" in run(mem, "anything at all")[0].explain["ranker_error"]
     assert [(r["calls"], r["failed"]) for r in usage.totals(mem.cfg.home) if r["role"] == "ranker"] == [(1, 1)]
+
+
+def test_the_loaded_ranker_and_its_rest_belong_to_the_holder_a_memory_is_handed(make_memory, server):
+    """One holder per Memory unless handed one (the daemon hands its own to every request's Memory): a server
+    that did not answer rests for every Memory sharing the holder, and a Memory with its own asks again."""
+    from indexer import Memory
+    from indexer.providers.rankers import Rankers
+    server.down = True
+    first = make_memory(global_notes=PETS, ranker="rerank", ranker_base_url=server.url, ranker_max_retries=0,
+                        ranker_timeout_s=5.0)
+    shared = Rankers()
+    lent = [Memory(cfg=first.cfg, embedder=first.embedder, rankers=shared) for _ in range(2)]
+    try:
+        assert "did not answer" in run(lent[0], "What is my bird called?")[0].explain["ranker_error"]
+        assert "not asked again" in run(lent[1], "What is my bird called?")[0].explain["ranker_error"]
+        assert server.count("/rerank") == 1
+        assert lent[0].rankers.load(first.cfg) is lent[1].rankers.load(first.cfg)  # loaded once for both
+        assert "did not answer" in run(first, "What is my bird called?")[0].explain["ranker_error"]
+        assert server.count("/rerank") == 2 and first.rankers is not shared
+    finally:
+        for mem in lent:
+            mem.close()
 
 
 def test_a_slow_ranker_times_out_into_the_first_stage(make_memory, server):
@@ -220,7 +242,7 @@ def test_the_command_line_answers_and_warns_when_the_ranker_is_down(tmp_path, se
     server.down = True
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "MDMEM_RANKER": "rerank", "MDMEM_RANKER_BASE_URL": server.url,
            "MDMEM_RANKER_MAX_RETRIES": "0"}
-    mdmem = [sys.executable, "-m", "indexer", "--home", str(home)]
+    mdmem = command("--home", str(home))
     assert subprocess.run([*mdmem, "index"], env=env, capture_output=True, timeout=300).returncode == 0
     r = subprocess.run([*mdmem, "search", "坐车时我有什么毛病？", "--json", "--explain"], env=env, capture_output=True,
                        text=True, timeout=300)

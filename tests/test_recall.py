@@ -3,8 +3,8 @@
 import os
 import re
 import subprocess
-import sys
 
+from cli_process import command
 from indexer.retrieval.recall import HEADER, context_tail
 
 NOTES = {
@@ -56,6 +56,6 @@ def test_unavailable_index_prints_nothing_and_exits_0(tmp_path):
     home.mkdir()
     (home / "index.db").write_bytes(b"this is not a database" * 100)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    r = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none", "recall", "coffee"],
+    r = subprocess.run(command("--home", str(home), "--embedder", "none", "recall", "coffee"),
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0 and r.stdout == "" and "warning:" in r.stderr

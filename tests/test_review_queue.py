@@ -7,9 +7,8 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import subprocess
-import sys
 
+from cli_process import mdmem
 from conftest import write_notes
 from mcp_calls import call_tools
 
@@ -23,9 +22,7 @@ NEAR = ("My brother lives in Oslo", "My cousin lives in Oslo")  # cosine 0.90, a
 
 
 def _mdmem(home, *args, check=True):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), *args], env=env, check=check,
-                          capture_output=True, text=True, timeout=300)
+    return mdmem("--home", str(home), *args, check=check)
 
 
 def test_the_command_line_lists_rejects_and_refuses_twice(tmp_path):

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 
+from daemon_harness import Served
 from indexer import config
 from indexer.memory import Memory
 from polling import eventually
 
 
 def make_store(home):
-    (home / "user").mkdir(parents=True)
+    (home / "user").mkdir(parents=True, exist_ok=True)
     (home / "user" / "ok.md").write_text("# Ok\n\nThe walrus sleeps on the ice.\n")
     (home / "user" / "gbk.md").write_bytes("# 笔记\n\n咖啡不加糖。\n".encode("gbk"))
     (home / "user" / os.fsdecode(b"bad\xffname.md")).write_text("# Name\n\nA note whose name is not UTF-8.\n")
@@ -51,20 +49,16 @@ def test_a_fixed_note_is_pending_then_indexed(tmp_path):
 
 
 def test_the_daemon_reports_skipped_notes_and_is_not_stale(tmp_path):
-    home, run = tmp_path / "h", tmp_path / "run"
-    make_store(home)
-    run.mkdir()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(run)}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
-    proc = subprocess.Popen(base + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = Served(tmp_path, project=False, args=("--embedder", "none"))
+    make_store(d.home)
 
     def status() -> dict:
-        r = subprocess.run(base + ["status", "--json"], env=env, capture_output=True, text=True, timeout=60)
+        r = d.cli("status", "--json")
         return json.loads(r.stdout)["stores"]["global"] if r.returncode == 0 else {}
+    d.start()
     try:
         assert eventually(lambda: status().get("daemon") and status().get("last_sync") and not status()["stale"],
                           timeout=120, every=0.3)
         assert status()["skipped"] == 2
     finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert d.stop() == 0, d.log.read_text()

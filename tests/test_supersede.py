@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_process import command
 from indexer.memories.supersede import restates
 from indexer.memory import Memory
 
@@ -64,7 +64,7 @@ def test_every_restated_fact_is_current_first_and_the_old_one_kept(make_memory):
 def test_history_on_the_command_line_and_a_bad_supersedes(tmp_path):
     home = tmp_path / "home"
     env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--create"]
+    base = command("--home", str(home), "--create")
 
     def cli(*args):
         return subprocess.run(base + list(args), capture_output=True, text=True, env=env, timeout=300)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
 from bench_scripts import bench_module
+from mcp_calls import stdio_params
 from conftest import write_notes
 
 dated_set = bench_module("time_window")
@@ -67,7 +67,7 @@ def test_cli_socket_and_mcp_take_now(tmp_path):
     d = Served(tmp_path)
     write_notes(d.notes, JOURNAL)
     d.start()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", *d.args, "mcp"], env=d.env)
+    params = stdio_params(d.args, env=d.env)
 
     async def session():
         async with stdio_client(params, errlog=open(tmp_path / "stderr.txt", "w")) as (read, write):

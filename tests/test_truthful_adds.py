@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
+
+from cli_process import command
 
 FAMILY = ("---\ntype: fact\n---\n# Facts\n\n- 2026-11-01: 我喜欢喝咖啡\n- 2026-11-02: 我女儿叫小美，今年五岁\n"
           "- 2026-11-03: 我儿子在学钢琴\n- 2026-11-04: 我住在杭州\n- 2026-11-05: 我每天早上跑步\n"
@@ -23,12 +24,12 @@ def test_every_add_answers_with_the_id_that_gets_it_back(make_memory):
 def test_the_command_line_prints_the_id(tmp_path):
     home = tmp_path / "home"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "MDMEM_EMBEDDER": "none"}
-    done = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "--create", "add", "Miso the cat"],
+    done = subprocess.run(command("--home", str(home), "--create", "add", "Miso the cat"),
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     said = done.stdout.split()
     assert said[:2] == ["added", "to"] and said[-2] == "id" and len(said[-1]) == 16
-    got = subprocess.run([sys.executable, "-m", "indexer", "--home", str(home), "get", said[-1]],
+    got = subprocess.run(command("--home", str(home), "get", said[-1]),
                          capture_output=True, text=True, env=env, timeout=120)
     assert "Miso the cat" in got.stdout
 

@@ -10,13 +10,9 @@ import shlex
 import subprocess
 import sys
 
+from cli_process import mdmem
 from http_daemon import serving
 from polling import eventually
-
-
-def mdmem(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "indexer", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}, timeout=300)
 
 
 def one_line(done: subprocess.CompletedProcess, code: int = 2) -> str:

@@ -6,11 +6,11 @@ import http.client
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import command
 from http_daemon import free_port, serving
 from polling import eventually
 
@@ -171,8 +171,8 @@ def test_edit_forget_and_undo_from_the_page_change_the_note(server):
 
 
 def test_mdmem_ui_prints_a_link_that_logs_in(server):
-    out = subprocess.run([sys.executable, "-m", "indexer", "--home", str(server.home), "ui", "--no-browser",
-                          "--http", f"127.0.0.1:{server.port}"], env=server.env, capture_output=True, text=True,
+    out = subprocess.run(command("--home", str(server.home), "ui", "--no-browser",
+                          "--http", f"127.0.0.1:{server.port}"), env=server.env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
     url = out.stdout.strip()
@@ -182,8 +182,8 @@ def test_mdmem_ui_prints_a_link_that_logs_in(server):
 def test_mdmem_ui_without_a_daemon_says_how_to_start_one(tmp_path):
     port, env = free_port(), {**os.environ, "HF_HUB_OFFLINE": "1"}
     home = ["--home", str(tmp_path / "home")]
-    subprocess.run([sys.executable, "-m", "indexer", *home, "init"], env=env, check=True, capture_output=True)
-    out = subprocess.run([sys.executable, "-m", "indexer", *home, "ui", "--no-browser", "--http",
-                          f"127.0.0.1:{port}"], env=env, capture_output=True, text=True, timeout=120)
+    subprocess.run(command(*home, "init"), env=env, check=True, capture_output=True)
+    out = subprocess.run(command(*home, "ui", "--no-browser", "--http",
+                          f"127.0.0.1:{port}"), env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and out.stdout == ""
     assert f"mdmem start --http 127.0.0.1:{port}" in out.stderr and len(out.stderr.strip().splitlines()) == 1

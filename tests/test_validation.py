@@ -3,10 +3,10 @@
 import asyncio
 import os
 import subprocess
-import sys
 
 import pytest
 
+from cli_process import command
 from conftest import write_notes
 from indexer import config
 from indexer.errors import ArgumentError
@@ -50,7 +50,7 @@ def test_python_raises_the_rule_without_naming_flags(home, none_embedder):
 
 def test_command_line_names_its_flags_and_exits_2(home):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(home), "--embedder", "none"]
+    base = command("--home", str(home), "--embedder", "none")
     for method, args, message in CASES:
         argv = [method, args.get("query") or args["text"]]
         for name, value in args.items():
@@ -85,10 +85,10 @@ def test_daemon_socket_answers_with_the_same_messages(tmp_path, home):
 
 def test_mcp_tools_refuse_by_the_same_rules(home):
     """The tools' schemas take their bounds from the same rules; a refusal names the argument, never a flag."""
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
+    from mcp_calls import stdio_params
     from mcp.client.stdio import stdio_client
-    params = StdioServerParameters(command=sys.executable, args=["-m", "indexer", "--home", str(home), "--embedder",
-                                                                "none", "mcp"], env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    params = stdio_params(["--home", str(home), "--embedder", "none"], env={**os.environ, "HF_HUB_OFFLINE": "1"})
     tools = {"search": "memory_search", "recall": "memory_recall", "add": "memory_add"}
     cases = [(m, args, msg) for m, args, msg in CASES if "limit" not in args or m == "search"]
 

@@ -3,10 +3,10 @@
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
+from cli_process import command
 from indexer.index import sql
 
 NOTES = {
@@ -98,7 +98,7 @@ def test_damaged_file_is_rebuilt_by_repair(make_memory, tmp_path):
     for suffix in ("-wal", "-shm"):
         (tmp_path / "home" / f"index.db{suffix}").unlink(missing_ok=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "home"), "--project", str(tmp_path / "proj")]
+    base = command("--home", str(tmp_path / "home"), "--project", str(tmp_path / "proj"))
     r = subprocess.run(base + ["verify"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 1 and "integrity" in r.stdout + r.stderr, r.stdout + r.stderr  # the damage is detected
     r = subprocess.run(base + ["verify", "--repair"], capture_output=True, text=True, env=env, timeout=300)
@@ -114,7 +114,7 @@ def test_cli_exit_codes_and_json(make_memory, tmp_path):
     _con(mem).execute("DELETE FROM chunks_vec WHERE id = (SELECT id FROM chunks LIMIT 1)")
     mem.close()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    base = [sys.executable, "-m", "indexer", "--home", str(tmp_path / "home"), "--project", str(tmp_path / "proj")]
+    base = command("--home", str(tmp_path / "home"), "--project", str(tmp_path / "proj"))
     r = subprocess.run(base + ["verify", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 1
     first = json.loads(r.stdout)["stores"]["global"]

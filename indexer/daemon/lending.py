@@ -59,6 +59,7 @@ class MemoryPool:
             generation = self._generation  # read before it opens anything: a retire from now on covers it
         cfg = cfg_now if project == cfg_now.project else cfg_now.with_(project=project)
         mem = Memory(cfg=cfg, read_only=True, writer=DaemonWriter(s, project), embedder=s.embedder(), kept=s.kept(),
+                     rankers=s.rankers(),
                      available=lambda name: self._open_store(name, project),
                      warn=lambda m: s.log.warning("search_warning", reason=m))
         with self._lock:

@@ -21,6 +21,7 @@ from indexer.roots import missing_store
 from indexer.index import sql
 from indexer.index.stores import identity, store_roots
 from indexer.kept.owner import KeptCopies
+from indexer.providers.rankers import Rankers
 from indexer.daemon.jobs import Job, Reply
 from indexer.store_jobs import store_status
 from indexer.daemon.lock_file import LOCK_NAME, how_to_stop, stamp
@@ -100,13 +101,15 @@ class Daemon:
         self.started_at = time.time()
         # the copies of each index kept in memory, handed to every store the daemon opens (made by run())
         self.kept = KeptCopies()
+        # the configured ranking models, loaded once and shared by every Memory the daemon lends
+        self.rankers = Rankers()
         self._log = log.get()
         # the Memory objects requests borrow, given only what they use of the daemon
         self.memories = MemoryPool(Serving(config=lambda: self.cfg, embedder=lambda: self._embedder,
                                            kept=lambda: self.kept,
                                            writer=lambda name, project: self.writers.get(self.key(name, project)),
                                            run_job=self.run_job, status=self.status, stopping=self.stopping,
-                                           log=self._log))
+                                           log=self._log, rankers=lambda: self.rankers))
 
     # -- lifecycle ------------------------------------------------------------------------------
     def run(self) -> int:

@@ -26,6 +26,7 @@ class Serving:
     status: Callable[[Path | None], dict]
     stopping: threading.Event
     log: object
+    rankers: Callable[[], object] = lambda: None  # the daemon's loaded ranking models, shared by every request
 
 
 class DaemonWriter(Writer):

@@ -36,6 +36,8 @@ class Store:
     failure_told: bool = field(default=False, repr=False)  # a failed count is told once until one works
     # the copies kept beside the index file (kept.KeptCopies: the daemon's, shared by its stores), or None
     kept: object = field(default=None, repr=False)
+    # the ranking models its searches use (providers.rankers.Rankers: the Memory's, or the daemon's), or None
+    rankers: object = field(default=None, repr=False)
 
     @property
     def index_path(self) -> Path:
@@ -71,7 +73,7 @@ def store_roots(cfg: Config, scope: str = "all") -> list[tuple[str, Path]]:
 
 
 def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
-               follow_symlinks: bool = False, read_only: bool = False, warn=None, kept=None) -> Store:
+               follow_symlinks: bool = False, read_only: bool = False, warn=None, kept=None, rankers=None) -> Store:
     """Open (creating if needed) a store's index and bind it to the embedder's identity.
 
     read_only: a reader's connection (the daemon's request threads): it cannot write, so every
@@ -95,7 +97,8 @@ def open_store(name: str, root: Path, embedder, index_path: Path | None = None,
     except BaseException:
         con.close()
         raise
-    return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root, follow_symlinks), kept=kept)
+    return Store(name=name, root=root, con=con, with_vec=with_vec, filter=NoteFilter(root, follow_symlinks), kept=kept,
+                 rankers=rankers)
 
 
 def _identity(embedder) -> str:

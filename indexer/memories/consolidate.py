@@ -1,6 +1,7 @@
-"""Consolidation that proposes: a space's journal days older than `consolidate_after_days` become one proposed
-summary per week in the review queue; accepting one writes the summary note with links to the originals, which are
-never touched."""
+"""Consolidation that proposes: a space's old journal days become one proposed summary per week in the review queue.
+
+Days older than `consolidate_after_days` are summarised; accepting one writes the summary note with links to the
+originals, which are never touched."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ranking models behind one list: each scores a question against passages (higher is better), loaded once."""
+"""Ranking models behind one list: each scores a question against passages (higher is better), loaded once per holder."""
 
 from __future__ import annotations
 
@@ -23,10 +23,6 @@ RANKERS = {
 # deadline and retries (90 s by default) before it answers from the first stage.
 REST_S = 60.0
 
-_lock = threading.Lock()
-_loaded: dict = {}  # settings -> the loaded ranker, or the error its load raised: a process loads once
-_resting: dict = {}  # settings -> (monotonic time until which the ranker is not asked, why)
-
 
 class Ranker(Protocol):
     model_id: str
@@ -40,41 +36,49 @@ def settings(cfg) -> tuple:
             cfg.ranker_timeout_s, cfg.ranker_max_retries, cfg.device, str(cfg.home))
 
 
-def load(cfg) -> Ranker:
-    """The configured ranker, loaded once per process; ProviderError (or ConfigError) when it cannot load,
-    raised again on every later call without another try (a model that failed to load fails the same way)."""
-    key = settings(cfg)
-    with _lock:
-        if key not in _loaded:
-            try:
-                _loaded[key] = _make(cfg)
-            except (ProviderError, ConfigError) as exc:
-                _loaded[key] = exc
-        found = _loaded[key]
-    if isinstance(found, Exception):
-        raise found
-    return found
+class Rankers:
+    """The configured ranking models loaded by one holder (a `Memory`, or the daemon's one for every request),
+    each loaded once, and the servers that did not answer, resting."""
 
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._loaded: dict = {}  # settings -> the loaded ranker, or the error its load raised: loaded once
+        self._resting: dict = {}  # settings -> (monotonic time until which the ranker is not asked, why)
 
-def score(cfg, query: str, passages: list[str]) -> list[float]:
-    """The configured ranker's score of each passage; ProviderError (with why) when it cannot give them all:
-    it failed to load, refused, answered nonsense, or did not answer (then it rests REST_S seconds)."""
-    key = settings(cfg)
-    with _lock:
-        until, why = _resting.get(key, (0.0, ""))
-    if time.monotonic() < until:
-        raise ProviderUnavailable(f"{why} (not asked again for {until - time.monotonic():.0f} s)")
-    ranker = load(cfg)
-    try:
-        out = [float(x) for x in ranker.score(query, passages)]
-    except ProviderUnavailable as exc:
-        with _lock:
-            _resting[key] = (time.monotonic() + REST_S, str(exc))
-        raise
-    if len(out) != len(passages) or not all(math.isfinite(x) for x in out):
-        raise ProviderError(f"ranker {ranker.model_id} gave {len(out)} scores for {len(passages)} passages, or "
-                            "one that is not a number; check the model")
-    return out
+    def load(self, cfg) -> Ranker:
+        """The configured ranker, loaded once by this holder; ProviderError (or ConfigError) when it cannot load,
+        raised again on every later call without another try (a model that failed to load fails the same way)."""
+        key = settings(cfg)
+        with self._lock:
+            if key not in self._loaded:
+                try:
+                    self._loaded[key] = _make(cfg)
+                except (ProviderError, ConfigError) as exc:
+                    self._loaded[key] = exc
+            found = self._loaded[key]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def score(self, cfg, query: str, passages: list[str]) -> list[float]:
+        """The configured ranker's score of each passage; ProviderError (with why) when it cannot give them all:
+        it failed to load, refused, answered nonsense, or did not answer (then it rests REST_S seconds)."""
+        key = settings(cfg)
+        with self._lock:
+            until, why = self._resting.get(key, (0.0, ""))
+        if time.monotonic() < until:
+            raise ProviderUnavailable(f"{why} (not asked again for {until - time.monotonic():.0f} s)")
+        ranker = self.load(cfg)
+        try:
+            out = [float(x) for x in ranker.score(query, passages)]
+        except ProviderUnavailable as exc:
+            with self._lock:
+                self._resting[key] = (time.monotonic() + REST_S, str(exc))
+            raise
+        if len(out) != len(passages) or not all(math.isfinite(x) for x in out):
+            raise ProviderError(f"ranker {ranker.model_id} gave {len(out)} scores for {len(passages)} passages, "
+                                "or one that is not a number; check the model")
+        return out
 
 
 def _make(cfg) -> Ranker:

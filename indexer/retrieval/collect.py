@@ -33,6 +33,7 @@ class Pool:
     vector: np.ndarray | None = None
     cons: dict = field(default_factory=dict)  # store name -> connection (later stages read vectors)
     e5_query: Future | None = None  # the ranking model's vector of the question, made beside this stage
+    rankers: object = None  # the stores' loaded ranking models (providers.rankers.Rankers), for the ranking stage
     degraded: bool = False  # the embedding provider was down for the question, or notes wait for vectors
 
     def add(self, store: str, row: dict) -> Candidate:
@@ -59,6 +60,7 @@ def collect(stores: list[Store], embedder, cfg: Config, aq: AnalyzedQuery, made:
     except ProviderUnavailable:
         leg, unembedded = None, True
     pool = Pool(mode=q.mode, feedback=fb is not None, cons={st.name: st.con for st in stores},
+                rankers=next((st.rankers for st in stores if st.rankers is not None), None),
                 e5_query=_e5_of(q.text, q.keep, made) if q.mode == "hybrid" and cfg.rerank and cfg.ranker == "e5" and want_vec else None)
     text_done = want_text or (unembedded and bool(aq.match))
     if text_done:

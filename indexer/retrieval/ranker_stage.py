@@ -7,19 +7,21 @@ from dataclasses import replace
 import numpy as np
 
 from indexer.notes.memory_items import text_to_embed
-from indexer.providers import rankers
+from indexer.providers.rankers import Rankers
 from indexer.retrieval.ranking_stage import SECTION_WEIGHT, STAGE_POOL, STAGE_WEIGHT
 
 
-def rerank(ranked: list, aq, cfg, pool: int = STAGE_POOL) -> list:
+def rerank(ranked: list, aq, cfg, rankers: Rankers | None = None, pool: int = STAGE_POOL) -> list:
     """The top `pool` hits blended with the ranker's scores as ranking_stage blends e5's cosines (without e5's
     allowance for the other script, measured for e5 alone); the ranker reads what the embedder reads of each
-    chunk. A ranker that cannot answer leaves the first stage's order, and each hit says why (ranker_error)."""
+    chunk. A ranker that cannot answer leaves the first stage's order, and each hit says why (ranker_error).
+    rankers: the loaded models of the stores' holder; without one (stores opened outside a Memory), this
+    search loads its own."""
     top = ranked[:pool]
     if len(top) < 2:
         return ranked
     try:
-        scores = rankers.score(cfg, aq.text, [text_to_embed(x.content, x.kind, x.section) for x in top])
+        scores = (rankers or Rankers()).score(cfg, aq.text, [text_to_embed(x.content, x.kind, x.section) for x in top])
     except Exception as exc:  # a model library raises many kinds; a search answers from its first stage
         why = " ".join(str(exc).split()) or type(exc).__name__
         return [replace(h, signals={**h.signals, "ranker_error": why}) for h in ranked]

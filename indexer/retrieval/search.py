@@ -119,7 +119,7 @@ def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> lis
     if pool.mode != "hybrid" or not cfg.rerank or cfg.ranker == "none":
         return hits
     if cfg.ranker != "e5":
-        return ranker_stage.rerank(hits, aq, cfg)
+        return ranker_stage.rerank(hits, aq, cfg, pool.rankers)
     return relevance.attach(ranking_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
                                             pool.cons, aq, qvec=pool.e5_query, scale=cfg.e5_stage_scale),
                             aq, pool.e5_query)

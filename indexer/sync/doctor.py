@@ -15,7 +15,7 @@ from indexer.errors import MdmemError
 from indexer.index.stores import store_roots
 from indexer.notes.textseg import TOKENIZER_VERSION
 from indexer.providers import llm
-from indexer.providers import rankers
+from indexer.providers.rankers import Rankers
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ def _other_ranker_check(cfg: Config) -> Check:
     if cfg.ranker == "none":
         return Check("ranking model", True, "none ([ranker] provider = none): hybrid search ranks by its first stage")
     try:
+        rankers = Rankers()  # doctor is one command: the models it loads are its own
         rankers.score(cfg, "测试 test", ["测试 passage", "another passage"])
         model = rankers.load(cfg).model_id
     except Exception as exc:  # a model library raises many kinds; each is a failed check, never a crash
