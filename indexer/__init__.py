@@ -2,7 +2,7 @@
 
 # Names resolve on first use, so `import indexer` (the thin socket client) loads no binding, numpy or rjieba.
 __all__ = ["Memory", "MdmemError", "Hit"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _LAZY = {"Memory": "indexer.memory", "MdmemError": "indexer.errors", "Hit": "indexer.models"}
 
