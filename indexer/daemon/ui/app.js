@@ -74,7 +74,7 @@ function el(tag, props = {}, ...children) {
 
 function notice(text, ...extra) {
   const box = document.getElementById("notice");
-  box.replaceChildren(text, ...extra);
+  box.replaceChildren(...[text, ...extra].filter((part) => part !== undefined && part !== "")); // none: hidden
 }
 
 async function api(method, path, body) {
@@ -294,6 +294,9 @@ async function start() {
   tabs.setAttribute("aria-label", t("views"));
   tabs.replaceChildren(...VIEWS.map((v) => el("button", { type: "button", "data-view": v, text: t(v),
     onclick: run(() => show(v)) })));
+  // a notice speaks of the last action: the next one in the view clears it first, so the bar stuck to the
+  // bottom never lies over the button a narrow screen needs next (a Save under "Restored." at 360 px)
+  document.getElementById("view").addEventListener("click", (e) => { if (e.target.closest("button")) notice(); }, true);
   await show(state.view);
 }
 
