@@ -9,7 +9,6 @@ from pathlib import Path
 from indexer import config as config_mod
 from indexer import validation
 from indexer.config import Config
-from indexer.errors import InputError
 from indexer.providers import load_embedder
 from indexer.providers.rankers import Rankers
 from indexer.index import sql
@@ -82,10 +81,9 @@ class Memory:
     def _spaces(self, space: str | None, more) -> tuple[str, ...]:
         """The spaces one ranking covers: space and more ("" or None: the notes outside every space); () when
         more is None (the search reads `space` alone)."""
+        more = validation.spaces(more)
         if more is None:
             return ()
-        if not isinstance(more, (list, tuple)):
-            raise InputError('spaces must be a list of space names, e.g. ["alice", ""] ("": the shared notes)')
         named = [space or ""] if space is not None else []
         return tuple(dict.fromkeys(named + [self._space(s) or "" for s in more]))
 

@@ -55,6 +55,25 @@ def max_tokens(value) -> int | None:
     return None if value is None else whole_number("max_tokens", value, MIN_RECALL_TOKENS, example="max_tokens=400")
 
 
+def spaces(value) -> list[str] | None:
+    """More spaces for one ranking: a list of space names ("" = the notes outside every space), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(s, str) for s in value):
+        raise ArgumentError("spaces", "must be a list of space names (\"\": the shared notes)", value,
+                            'spaces=["alice", ""]')
+    return list(value)
+
+
+def space_flags(names, shared: bool) -> tuple[str | None, list[str] | None]:
+    """(space, spaces) from repeated --space NAME and --shared: one name alone reads that space as before;
+    several names, or --shared, rank those spaces (and the notes outside every space) together."""
+    names = spaces(list(names or ()))
+    if len(names) <= 1 and not shared:
+        return (names[0] if names else None), None
+    return None, names + ([""] if shared else [])
+
+
 def importance(value) -> int | None:
     return None if value is None else whole_number("importance", value, *IMPORTANCE, example="importance=4")
 
@@ -127,7 +146,7 @@ def truncation(value, most: int) -> dict | None:
 
 
 _GIVEN = {"limit": lambda v: limit(v, 1), "max_chars": lambda v: max_chars(v, MIN_RECALL_CHARS), "max_tokens": max_tokens,
-          "importance": importance, "min_score": lambda v: min_score(v, 0.0), "mode": lambda v: mode(v, "hybrid")}
+          "spaces": spaces, "importance": importance, "min_score": lambda v: min_score(v, 0.0), "mode": lambda v: mode(v, "hybrid")}
 
 
 def check_given(**arguments) -> None:

@@ -55,6 +55,14 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
                 out["search_compact"] = await call("memory_search", {"query": "coffee", "compact": True})
                 out["search_space"] = await call("memory_search", {"query": "forest glade", "space": "Seraphina"})
                 out["search_missing"] = await call("memory_search", {"limit": 3})
+                out["search_spaces"] = await call("memory_search", {"query": "coffee forest glade",
+                                                                     "spaces": ["Seraphina", ""]})
+                out["search_spaces_bad"] = await call("memory_search", {"query": "x", "spaces": "Seraphina"})
+                out["recall_spaces"] = await call("memory_recall", {"query": "how do I like coffee",
+                                                                     "spaces": ["Seraphina", ""], "max_tokens": 400})
+                out["recall_one_space"] = await call("memory_recall", {"query": "how do I like coffee",
+                                                                        "spaces": ["Seraphina"]})
+                out["recall_tokens_bad"] = await call("memory_recall", {"query": "x", "max_tokens": 5})
                 out["recall"] = await call("memory_recall", {"query": "where do I work?"})
                 out["recall_bad"] = await call("memory_recall", {"query": "x", "max_chars": "lots"})
                 out["recall_long"] = await call("memory_recall", {"query": "so " * 1000 + "where do I work?"})
@@ -92,6 +100,7 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     schema = tools["memory_search"].input_schema["properties"]
     assert json.dumps(schema["scope"]).count("global") and "vector" in json.dumps(schema["mode"])
     assert "episodic" in json.dumps(tools["memory_add"].input_schema["properties"]["type"])
+    assert "spaces" in schema and "max_tokens" in tools["memory_recall"].input_schema["properties"]
 
     assert _data(out["add"])["action"] == "appended"
     assert _data(out["add"])["id"] == _data(out["update"])["previous_id"]  # the add's own id, as get finds it
@@ -106,6 +115,11 @@ def test_every_tool_over_stdio_with_one_refusal_each(tmp_path):
     assert ["spaces/Seraphina/journal" in h["uri"] or "spaces/Seraphina/" in h["uri"]
             for h in _data(out["search_space"])["results"]] == [True]
     assert _refusal(out["search_missing"]) == "Bad arguments for memory_search: query is required."
+    assert {h["uri"].split("/")[0] for h in _data(out["search_spaces"])["results"]} == {"spaces", "user"}
+    assert "spaces" in _refusal(out["search_spaces_bad"])
+    assert "coffee black" in out["recall_spaces"].content[0].text  # "": the notes outside every space join
+    assert "coffee black" not in out["recall_one_space"].content[0].text
+    assert "max_tokens" in _refusal(out["recall_tokens_bad"])
     assert "Hangzhou" in out["recall"].content[0].text
     assert "max_chars must be a whole number" in _refusal(out["recall_bad"])
     said, block = out["recall_long"].content[0].text.split("\n", 1)  # the cut is said, its end still answered

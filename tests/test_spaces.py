@@ -100,3 +100,30 @@ def test_space_knn_and_the_exact_scan_agree(make_memory, monkeypatch):
         exact = [(h.id, round(h.score, 6)) for h in mem.search("feeding the cat", mode="vector", space=space)]
         monkeypatch.undo()
         assert knn == exact and knn
+
+
+def test_the_command_line_ranks_several_spaces_and_the_shared_notes_together(tmp_path):
+    import json
+    from cli_process import mdmem
+    from conftest import write_notes
+    home = tmp_path / "home"
+    write_notes(home, {**NOTES, "spaces/carol/user/fact.md": "# Facts\n\n- 2025-03-03: Carol keeps a grey cat "
+                                                             "called Nori who sleeps in the sink.\n"})
+    assert mdmem("--home", str(home), "index").returncode == 0
+
+    def run(*args):
+        r = mdmem("--home", str(home), *args, "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    two = run("search", "grey cat sleeps", "--space", "alice", "--space", "bob")["results"]
+    assert {h["uri"] for h in two} == {"spaces/alice/user/fact.md", "spaces/bob/user/fact.md"}
+    shared = run("search", "grey cat sleeps", "--space", "alice", "--shared")["results"]
+    assert {h["uri"] for h in shared} == {"spaces/alice/user/fact.md", "user/preference.md"}
+    block = run("recall", "what is the cat called?", "--space", "bob", "--space", "carol", "--shared")
+    assert {m["uri"] for m in block["memories"]} == {"spaces/bob/user/fact.md", "spaces/carol/user/fact.md",
+                                                     "user/preference.md"}
+    small = run("recall", "what is the cat called?", "--space", "bob", "--space", "carol", "--shared",
+                "--max-tokens", "45")
+    assert 1 <= len(small["memories"]) < 3  # a budget in tokens holds fewer
+    r = mdmem("--home", str(home), "recall", "cat", "--space", "bob", "--max-tokens", "5")
+    assert r.returncode == 2 and "--max-tokens must be a whole number of 20 or more" in r.stderr

@@ -9,7 +9,7 @@ import click
 from indexer.cli import output
 from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, say_cut, warn
 from indexer.cli.backend import backend, daemon_flags
-from indexer.cli.memories import SPACE
+from indexer.cli.memories import SPACE, spaces_option
 from indexer import roots, validation
 from indexer.errors import ArgumentError, MdmemError
 from indexer.notes.names import MEMORY_TYPES as TYPES
@@ -52,23 +52,27 @@ def add(c: CliContext, text, type_, importance, scope, file, redact, supersedes,
 @click.option("--context", "context", type=click.File("r", encoding="utf-8"), help="Recent conversation (file or -): used when the query alone is weak.")
 @click.option("--limit", "-n", type=int, help="Memories considered (default 8).")
 @click.option("--max-chars", type=int, help="Size budget of the block (default 1500).")
+@click.option("--max-tokens", type=int, help="Size budget in tokens, besides --max-chars, e.g. 400.")
 @SCOPE
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @NOW
-@SPACE
+@spaces_option
 @pass_ctx
-def recall(c: CliContext, query, context, limit, max_chars, scope, since, until, as_json, now, space):
+def recall(c: CliContext, query, context, limit, max_chars, max_tokens, scope, since, until, as_json, now, space,
+           shared):
     """Print the memory block an agent puts in its prompt; prints nothing if the index is unavailable."""
     if not query.strip():  # the caller's mistake: an error, not the silence of a memory that is down
         raise ArgumentError("query", "is empty; give the task or question", None, 'mdmem recall "where do I work?"')
-    validation.check_given(limit=limit, max_chars=max_chars)  # the caller's mistake: an error, not silence
+    validation.check_given(limit=limit, max_chars=max_chars, max_tokens=max_tokens)  # the caller's mistake: an error
+    space, spaces = validation.space_flags(space, shared)
     bounds(since, until, today(now))  # so is a mistyped date or --now
     try:
         mem = backend(c)  # the daemon's warm model when it runs
         res = mem.recall(query, context=context.read() if context else None, limit=limit, max_chars=max_chars,
-                         scope=scope, space=space, since=since, until=until, now=now)
+                         scope=scope, space=space, since=since, until=until, now=now, spaces=spaces,
+                         max_tokens=max_tokens)
     except ArgumentError:
         raise
     except MdmemError as exc:

@@ -12,7 +12,7 @@ import click
 from indexer.cli import output
 from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
 from indexer.cli.backend import backend
-from indexer.cli.memories import SPACE
+from indexer.cli.memories import spaces_option
 from indexer import config as config_mod, validation
 from indexer.errors import ArgumentError, InputError, MdmemError
 
@@ -74,13 +74,14 @@ def rebuild(c: CliContext, scope, no_cache, embedder):
 @click.option("--since", help="Only memories dated on or after this day: 2026-03-01, 7d, 2w, 3m.")
 @click.option("--until", help="Only memories dated on or before this day: 2026-03-31, 7d, 2w, 3m.")
 @NOW
-@SPACE
+@spaces_option
 @click.option("--batch", type=click.File("r", encoding="utf-8"), help='JSONL file of {"qid","query"[,"under","scope","limit","now"]}; "-" for stdin.')
 @pass_ctx
 def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, explain, since, until, now, batch,
-           space):
+           space, shared):
     """Hybrid (full-text + vector) search over the global and project notes."""
     validation.check_given(limit=limit, min_score=min_score)
+    space, spaces = validation.space_flags(space, shared)
     mem = backend(c)  # the daemon's warm model when it runs, else in-process
     if batch is not None:
         _search_batch(mem, batch, mode, scope, limit, list(under), min_score, explain,
@@ -89,7 +90,7 @@ def search(c: CliContext, query, mode, scope, limit, under, min_score, as_json, 
     if not query:
         raise InputError("give a QUERY, e.g. mdmem search \"backup plan\", or --batch FILE")
     hits = mem.search(query, mode=mode, scope=scope, limit=limit, under=under, min_score=min_score, explain=explain,
-                      space=space, since=since, until=until, now=now)
+                      space=space, since=since, until=until, now=now, spaces=spaces)
     most = c.config().max_query_chars  # the cut itself is the search's (validation.question): this only tells it
     print_hits(hits, as_json, explain, validation.question(query, most), validation.truncation(query, most))
     if not hits and not as_json:

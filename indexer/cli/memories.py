@@ -12,6 +12,13 @@ from indexer.cli.backend import backend
 from indexer.errors import InputError
 
 SPACE = click.option("--space", help="Memory space (a user or character), e.g. alice; default: notes outside spaces/.")
+
+
+def spaces_option(command):
+    """--space NAME (repeatable) and --shared: several spaces, and the notes outside every space, in one ranking."""
+    command = click.option("--shared", is_flag=True, help="With --space: the notes outside every space join the ranking.")(command)
+    return click.option("--space", "space", multiple=True, help="Memory space (a user or character), e.g. alice; "
+                        "repeat it to rank several together; default: notes outside spaces/.")(command)
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 EXPECT = click.option("--expect-hash", "expected_hash",
                       help="Refuse unless the memory still has this hash (as get printed it).")

@@ -70,14 +70,19 @@ class Sliced:
     def __init__(self, inner, between):
         self.inner, self.between = inner, between
         self.model_id, self.dim = inner.model_id, inner.dim
+        if hasattr(inner, "try_documents"):  # a save in an outage: each slice tried once, a failure leaves vectors pending
+            self.try_documents = lambda texts: self._sliced(inner.try_documents, texts)
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._sliced(self.inner.embed_documents, texts)
+
+    def _sliced(self, embed, texts: list[str]) -> np.ndarray:
         parts = []
         for i in range(0, len(texts), SLICE_TEXTS):
-            parts.append(self.inner.embed_documents(texts[i:i + SLICE_TEXTS]))
+            parts.append(embed(texts[i:i + SLICE_TEXTS]))
             if i + SLICE_TEXTS < len(texts):
                 self.between()
-        return np.concatenate(parts) if parts else self.inner.embed_documents([])
+        return np.concatenate(parts) if parts else embed([])
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)

@@ -45,6 +45,8 @@ Mode = Literal[MODES]
 Kind = Literal[MEMORY_TYPES]
 Space = Annotated[str | None, Field(description="Memory space (one user or character), e.g. alice; "
                                                 "omitted: the notes outside any space")]
+Spaces = Annotated[list[str] | None, Field(description='More spaces in one ranking with space, e.g. ["alice", "bob"]; '
+                                                      '"" = the notes outside every space')]
 Limit = Annotated[int, Field(ge=1, le=100, description="Most results returned")]
 Compact = Annotated[bool, Field(description="Only ids, places and first lines")]
 MemoryId = Annotated[str, Field(description="A memory id as search, recent or add return it (16 hex characters)")]
@@ -150,12 +152,13 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
     @server.tool(title="Search memory", annotations=READ)
     def memory_search(query: Annotated[str, Field(description="What to look for, in any language")],
                       limit: Limit = 5, scope: Scope = "all", mode: Mode | None = None, space: Space = None,
-                      compact: Compact = False, since: Since = None, until: Until = None, now: Now = None) -> dict:
+                      compact: Compact = False, since: Since = None, until: Until = None, now: Now = None,
+                      spaces: Spaces = None) -> dict:
         """Keyword and meaning search over the memories; best first, each with id, uri, lines, content, score and date."""
         cut = validation.truncation(query, cfg.max_query_chars)  # the search cuts it; the answer says so
         return run(lambda mem: [h.to_dict() if hasattr(h, "to_dict") else h
                             for h in mem.search(query, mode=mode, scope=scope, limit=limit, space=space, since=since,
-                                                until=until, now=now)],
+                                                until=until, now=now, spaces=spaces)],
                    lambda hits: {**results(hits, compact, scope), **({"query_truncated": cut} if cut else {})})
 
     @server.tool(title="Recall memory for a prompt", annotations=READ)
@@ -164,10 +167,13 @@ def build_server(lend, cfg, name: str = "mdmem") -> MCPServer:
                       max_chars: Annotated[int, Field(ge=validation.MIN_RECALL_CHARS, le=20000,
                                                       description="Size budget of the block")] = cfg.recall_max_chars,
                       scope: Scope = "all", space: Space = None, since: Since = None, until: Until = None,
-                      now: Now = None) -> str:
+                      now: Now = None, spaces: Spaces = None,
+                      max_tokens: Annotated[int | None, Field(ge=validation.MIN_RECALL_TOKENS, le=5000, description=
+                                                              "Size budget in tokens, besides max_chars")] = None) -> str:
         """A prompt-ready block of the memories relevant to the query, within max_chars ('' when none)."""
         return run(lambda mem: _said_cut(mem.recall(query, context=context or None, max_chars=max_chars, scope=scope,
-                                                   space=space, since=since, until=until, now=now)))
+                                                   space=space, since=since, until=until, now=now, spaces=spaces,
+                                                   max_tokens=max_tokens)))
 
     @server.tool(title="Remember", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                                idempotent_hint=False, open_world_hint=False))
