@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from indexer.capture import llm_extract, policy
+from indexer.capture import later, llm_extract, policy
 from indexer.daemon import mem0_api
 from indexer.errors import ProviderError
 from model_servers import ChatServer
@@ -81,3 +81,67 @@ def test_a_failing_llm_never_loses_the_turn_it_is_stored_raw_and_listed_pending(
     assert (mem.cfg.home / policy.PENDING_FILE).stat().st_mode & 0o777 == 0o600
     found = mem.search("Biscuit", space="ada", scope="global")
     assert found and "Biscuit" in found[0].content  # searchable as it was said
+
+
+TURN = [{"role": "user", "content": "I moved to Ghent and my cat is called Biscuit."},
+        {"role": "assistant", "content": "Lovely!"}]
+FACTS = json.dumps([{"fact": "The user lives in Ghent", "type": "fact", "importance": 3, "speaker": "user"},
+                    {"fact": "The user's cat is called Biscuit", "type": "entity", "speaker": "user"}])
+
+
+def failed_turn(srv, make_memory):
+    """A turn stored raw while the LLM was down, and the memory to run the later pass with."""
+    srv.fail_next.append((500, {}, {"error": {"message": "model crashed"}}))
+    mem = make_memory(**llm(srv))
+    out = mem0_api.add(mem, {"messages": TURN, "user_id": "ada", "infer": True})
+    return mem, [r["id"] for r in out["results"]]
+
+
+def test_the_later_pass_extracts_a_failed_turn_and_moves_its_raw_lines_to_the_trash(make_memory):
+    with ChatServer(FACTS) as srv:
+        mem, raw_ids = failed_turn(srv, make_memory)
+        assert [p["ids"] for p in policy.pending(mem.cfg.home)] == [raw_ids]
+        out = later.extract_pending(mem)
+    assert out["extracted"] == 1 and out["pending"] == 0 and policy.pending(mem.cfg.home) == []
+    assert "I moved to Ghent" in srv.prompt() and "Lovely!" in srv.prompt()  # asked again with the raw turn
+    notes = journal(mem, "ada")
+    assert "**user:** The user lives in Ghent" in notes and "**user:** The user's cat is called Biscuit" in notes
+    assert "I moved to Ghent and my cat" not in notes and "Lovely!" not in notes
+    trashed = mem.trash(space="ada")
+    texts = json.dumps(trashed, ensure_ascii=False)
+    assert "I moved to Ghent and my cat" in texts and "Lovely!" in texts
+    entry = next(e for e in trashed["entries"] if "Ghent and my cat" in e["text"])
+    mem.restore(entry["id"], space="ada")
+    assert "**user:** I moved to Ghent and my cat is called Biscuit." in journal(mem, "ada")
+
+
+def test_a_raw_line_edited_or_forgotten_meanwhile_is_skipped_never_brought_back(make_memory):
+    with ChatServer(FACTS) as srv:
+        mem, raw_ids = failed_turn(srv, make_memory)
+        mem.update(raw_ids[0], "I moved to Antwerp, in fact.", space="ada")
+        mem.forget(raw_ids[1], space="ada")
+        asked = len(srv.requests)
+        out = later.extract_pending(mem)
+    assert out["skipped"] == 1 and policy.pending(mem.cfg.home) == [] and len(srv.requests) == asked
+    notes = journal(mem, "ada")
+    assert "Antwerp" in notes and "Ghent" not in notes and "Lovely!" not in notes
+
+
+def test_a_persistent_failure_is_retried_then_given_up_and_the_raw_turn_stays(make_memory):
+    with ChatServer("I cannot help with that.") as srv:
+        mem, raw_ids = failed_turn(srv, make_memory)
+        for tries in range(1, later.GIVE_UP_AFTER):
+            out = later.extract_pending(mem)
+            assert out["failed"] == 1 and [p["tries"] for p in policy.pending(mem.cfg.home)] == [tries]
+        out = later.extract_pending(mem)
+    assert out["given_up"] == 1 and policy.pending(mem.cfg.home) == []
+    notes = journal(mem, "ada")
+    assert "**user:** I moved to Ghent and my cat is called Biscuit." in notes and "**assistant:** Lovely!" in notes
+
+
+def test_without_an_llm_the_pass_does_nothing_and_keeps_the_list(make_memory):
+    with ChatServer(FACTS) as srv:
+        mem, raw_ids = failed_turn(srv, make_memory)
+    plain = make_memory()  # the same home, no [llm]
+    assert later.extract_pending(plain)["extracted"] == 0
+    assert [p["ids"] for p in policy.pending(mem.cfg.home)] == [raw_ids]
