@@ -5,6 +5,7 @@ lists it for a later extraction pass."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -12,6 +13,7 @@ from indexer.capture import later, llm_extract, policy
 from indexer.daemon import mem0_api
 from indexer.errors import ProviderError
 from model_servers import ChatServer
+from polling import eventually
 
 ZH_TURN = [{"role": "user", "content": "哈哈，对了，我对芒果过敏，下周三要去医院复查。"},
            {"role": "assistant", "name": "小助手", "content": "好的，我记下了。"}]
@@ -145,3 +147,38 @@ def test_without_an_llm_the_pass_does_nothing_and_keeps_the_list(make_memory):
     plain = make_memory()  # the same home, no [llm]
     assert later.extract_pending(plain)["extracted"] == 0
     assert [p["ids"] for p in policy.pending(mem.cfg.home)] == [raw_ids]
+
+
+def test_the_daemons_scheduled_pass_runs_beside_its_writer_and_writes_through_it(tmp_path):
+    """The scheduler's `capture` starts the pass beside the writers: its adds and forgets are the writer's jobs."""
+    from indexer import config
+    from indexer.daemon.jobs import Job
+    from indexer.daemon.service import Daemon
+    from indexer.daemon.store_writer import StoreWriter
+    from indexer.embedder import load_embedder
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with ChatServer(FACTS) as srv:
+        cfg = config.load(home=home, env={}, embedder="none", **llm(srv))
+        emb = load_embedder(cfg)
+        stopping = threading.Event()
+        writer = StoreWriter("global", home, emb, cfg, stopping)
+        writer.start()
+        try:
+            writer.ready.wait()
+            writer.call(Job.RECONCILE)
+            daemon = Daemon(cfg, embedder=emb)
+            daemon.writers = {"global": writer}
+            srv.fail_next.append((500, {}, {"error": {"message": "model crashed"}}))
+            mem0_api.add(daemon.reader(), {"messages": TURN, "user_id": "ada", "infer": True})
+            assert len(policy.pending(home)) == 1
+            daemon.enqueue_all("capture")
+            assert eventually(lambda: policy.pending(home) == [] and len(srv.requests) == 2)
+            reader = daemon.reader()
+            assert eventually(lambda: bool(reader.search("Biscuit", space="ada", scope="global", mode="fts")))
+        finally:
+            stopping.set()
+            writer.join(10)
+    notes = "\n".join(p.read_text(encoding="utf-8") for p in (home / "spaces" / "ada").rglob("*.md"))
+    assert "The user's cat is called Biscuit" in notes and "Lovely!" not in notes
