@@ -182,3 +182,17 @@ def test_the_daemons_scheduled_pass_runs_beside_its_writer_and_writes_through_it
             writer.join(10)
     notes = "\n".join(p.read_text(encoding="utf-8") for p in (home / "spaces" / "ada").rglob("*.md"))
     assert "The user's cat is called Biscuit" in notes and "Lovely!" not in notes
+
+
+def test_a_turn_marked_while_the_pass_runs_stays_listed(make_memory, monkeypatch):
+    asked = llm_extract.extract
+
+    def meanwhile(cfg, turns):  # another failed turn lands while the pass waits on the LLM
+        policy.mark_pending(cfg.home, "bo", ["0123456789abcdef"], "timed out")
+        return asked(cfg, turns)
+
+    with ChatServer(FACTS) as srv:
+        mem, _raw = failed_turn(srv, make_memory)
+        monkeypatch.setattr(later.llm_extract, "extract", meanwhile)
+        assert later.extract_pending(mem)["extracted"] == 1
+    assert [(p["space"], p["ids"]) for p in policy.pending(mem.cfg.home)] == [("bo", ["0123456789abcdef"])]
