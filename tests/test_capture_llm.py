@@ -196,3 +196,13 @@ def test_a_turn_marked_while_the_pass_runs_stays_listed(make_memory, monkeypatch
         monkeypatch.setattr(later.llm_extract, "extract", meanwhile)
         assert later.extract_pending(mem)["extracted"] == 1
     assert [(p["space"], p["ids"]) for p in policy.pending(mem.cfg.home)] == [("bo", ["0123456789abcdef"])]
+
+
+def test_a_fact_the_add_refuses_keeps_the_turn_listed_and_raw(make_memory):
+    secret = json.dumps([{"fact": "The user's AWS key is AKIAIOSFODNN7EXAMPLQ", "speaker": "user"}])
+    with ChatServer(secret) as srv:
+        mem, raw_ids = failed_turn(srv, make_memory)
+        out = later.extract_pending(mem)
+    assert out["failed"] == 1 and [(p["ids"], p["tries"]) for p in policy.pending(mem.cfg.home)] == [(raw_ids, 1)]
+    notes = journal(mem, "ada")
+    assert "I moved to Ghent and my cat" in notes and "Lovely!" in notes and "AKIA" not in notes

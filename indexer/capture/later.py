@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from indexer.capture import llm_extract, policy
-from indexer.errors import MdmemError, NotFoundError, ProviderError
+from indexer.errors import InputError, MdmemError, NotFoundError
 from indexer.notes.append import strip_item
 from indexer.private_files import open_private
 
@@ -22,7 +22,8 @@ def extract_pending(mem) -> dict:
     """Run the pass with mem (a Memory: get, add, forget, cfg); without an LLM it does nothing, keeps the list."""
     home = Path(mem.cfg.home)
     if not mem.cfg.llm:
-        return {"pending": len(policy.pending(home)), "extracted": 0, "failed": 0, "given_up": 0, "skipped": 0}
+        return {"pending": len(policy.pending(home)), "extracted": 0, "failed": 0, "given_up": 0, "skipped": 0,
+                "raw_kept": 0}
     with _PASS:
         entries = policy.pending(home)
         kept, counts, trash = [], {"extracted": 0, "failed": 0, "given_up": 0, "skipped": 0, "raw_kept": 0}, []
@@ -49,8 +50,8 @@ def _one(mem, entry: dict) -> tuple[str, dict | None, list[dict]]:
     for rid in entry.get("ids") or []:
         try:
             rec = mem.get(rid, space=space)
-        except NotFoundError:
-            continue  # forgotten since: never brought back
+        except (NotFoundError, InputError):
+            continue  # forgotten since (or no id at all): never brought back
         if rec["id"] == rid and rec.get("in_step", True):  # get follows an edited id to its new text: the user's
             records.append(rec)
     if not records:
@@ -58,19 +59,25 @@ def _one(mem, entry: dict) -> tuple[str, dict | None, list[dict]]:
     turns = [_turn(r["text"]) for r in records]
     try:
         items = llm_extract.extract(mem.cfg, turns)
-    except ProviderError as exc:
+        twins = _add(mem, items, space)
+    except MdmemError as exc:  # the LLM, or an add refusing a fact (a secret in it): tried again next pass
         tries = int(entry.get("tries", 0)) + 1
         if tries >= GIVE_UP_AFTER:
             return "given_up", None, []
         return "failed", {**entry, "ids": [r["id"] for r in records], "tries": tries, "reason": str(exc)}, []
+    # a fact that reinforced a raw line lives in that line: it stays
+    return "extracted", None, [r for r in records if r["id"] not in twins]
+
+
+def _add(mem, items, space) -> set[str]:
+    """Add the facts as mem0's capture writes them; the ids of memories they reinforced instead."""
     twins = set()
     for it in items:
         res = mem.add(f"**{it.speaker}:** {it.text}" if it.speaker else it.text, type=it.type,
                       importance=it.importance, scope=SCOPE, space=space)
         if res.get("action") == "reinforced":
             twins.add(res.get("id"))
-    # a fact that reinforced a raw line lives in that line: it stays
-    return "extracted", None, [r for r in records if r["id"] not in twins]
+    return twins
 
 
 def _turn(text: str) -> tuple[str, str, str]:
