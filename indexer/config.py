@@ -99,6 +99,7 @@ class Config:
     decay_minutes: float = 60.0
     cleanup_minutes: float = 1440.0
     consolidate_minutes: float = 1440.0
+    capture_minutes: float = 60.0  # the later pass over turns the LLM failed on (docs/CAPTURE.md)
     log_level: str = "info"
     recall_limit: int = 8  # memories considered for a recall block
     recall_max_chars: int = 1500  # size budget of the recall block
@@ -330,8 +331,9 @@ def _validate(cfg: Config) -> None:
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (cfg.search_timeout_s > 0, "search_timeout_s must be positive (seconds a search may take)"),
         (cfg.max_query_chars >= 1, "max_query_chars must be 1 or more (characters of a question that are searched)"),
-        (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes, cfg.consolidate_minutes) > 0,
-         "reconcile/decay/cleanup/consolidate minutes must be positive"),
+        (min(cfg.reconcile_minutes, cfg.decay_minutes, cfg.cleanup_minutes, cfg.consolidate_minutes,
+             cfg.capture_minutes) > 0,
+         "reconcile/decay/cleanup/consolidate/capture minutes must be positive"),
         (20 <= cfg.chunk_target_tokens <= cfg.chunk_max_tokens, "need 20 <= chunk_target_tokens <= chunk_max_tokens"),
         *_model_checks(cfg),
     ]

@@ -28,7 +28,7 @@ def make(tmp_path, **minutes):
 
 
 def test_each_job_is_enqueued_at_its_interval_by_the_clock(tmp_path):
-    sched, clock, asked = make(tmp_path, reconcile=10, decay=60, cleanup=1440, consolidate=1440)
+    sched, clock, asked = make(tmp_path, reconcile=10, decay=60, cleanup=1440, consolidate=1440, capture=1440)
     assert sched.run_due() == [] and sched.next_in() == 600
     clock.now += 599
     assert sched.run_due() == []
@@ -38,11 +38,11 @@ def test_each_job_is_enqueued_at_its_interval_by_the_clock(tmp_path):
     assert sched.run_due() == ["reconcile", "decay"]
     clock.now += 23 * 3600
     assert sched.run_due() == list(JOBS)
-    assert asked == ["reconcile", "reconcile", "decay", "reconcile", "decay", "cleanup", "consolidate"]
+    assert asked == ["reconcile", "reconcile", "decay", "reconcile", "decay", "cleanup", "consolidate", "capture"]
 
 
 def test_a_long_pause_runs_each_late_job_once_then_keeps_its_interval(tmp_path):
-    sched, clock, asked = make(tmp_path, reconcile=10, decay=60, cleanup=1440, consolidate=1440)
+    sched, clock, asked = make(tmp_path, reconcile=10, decay=60, cleanup=1440, consolidate=1440, capture=1440)
     clock.now += 10 * 3600  # sixty reconcile intervals missed
     assert sched.run_due() == ["reconcile", "decay"]
     assert sched.run_due() == [] and sched.next_in() == 600
@@ -50,7 +50,7 @@ def test_a_long_pause_runs_each_late_job_once_then_keeps_its_interval(tmp_path):
 
 
 def test_reload_restarts_every_clock_from_now(tmp_path):
-    sched, clock, asked = make(tmp_path, reconcile=10, decay=60, cleanup=1440, consolidate=1440)
+    sched, clock, asked = make(tmp_path, reconcile=10, decay=60, cleanup=1440, consolidate=1440, capture=1440)
     clock.now += 590
     sched.reload(dataclasses.replace(Config(home=tmp_path), reconcile_minutes=1.0))
     assert sched.intervals()["reconcile"] == 1.0
@@ -71,7 +71,7 @@ def test_a_job_that_cannot_be_enqueued_leaves_the_others_and_the_next_interval(t
 
     sched = Scheduler(cfg, enqueue, clock=clock)
     clock.now += 3600
-    assert sched.run_due() == ["reconcile", "decay"] and asked == ["decay"]
+    assert sched.run_due() == ["reconcile", "decay", "capture"] and asked == ["decay", "capture"]
     assert sched.next_in() == 600
 
 

@@ -75,7 +75,7 @@ def test_health_lists_models_with_their_fill_and_the_jobs(server):
     fill = got["models"]["stores"]["global"]["fill"]
     assert fill["vectors"] == got["stores"]["global"]["vectors"] > 0
     assert {"vectors_pending", "ranking_vectors", "ranking_texts"} <= set(fill)
-    assert set(got["jobs"]["every_minutes"]) == {"reconcile", "decay", "cleanup", "consolidate"}
+    assert set(got["jobs"]["every_minutes"]) == {"reconcile", "decay", "cleanup", "consolidate", "capture"}
     assert "global" in got["jobs"]["running"] and got["jobs"]["waiting"]["global"] >= 0
 
 

@@ -9,11 +9,11 @@ from typing import Callable
 from indexer import log
 from indexer.config import Config
 
-JOBS = ("reconcile", "decay", "cleanup", "consolidate")
+JOBS = ("reconcile", "decay", "cleanup", "consolidate", "capture")
 
 
 class Scheduler:
-    """reconcile / decay / cleanup / consolidate at the configured intervals, each calling enqueue(job_name).
+    """reconcile / decay / cleanup / consolidate / capture at the configured intervals, each calling enqueue(job_name).
 
     `clock` gives seconds (monotonic: a clock set back or forward moves no job); a test passes its own and
     calls `run_due()` instead of waiting. A job late by several intervals (a stopped process, a suspend) runs

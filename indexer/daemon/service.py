@@ -270,8 +270,24 @@ class Daemon:
         self.writers[name].submit(Job.PATHS, paths)
 
     def enqueue_all(self, job: str) -> None:
+        if job == "capture":  # its adds and forgets are writer jobs: run beside the writers, never on one
+            threading.Thread(target=self.capture_pass, name="mdmem-capture", daemon=True).start()
+            return
         for w in self.writers.values():
             w.submit(job)
+
+    def capture_pass(self) -> dict | None:
+        """The later extraction of turns the LLM failed on (capture/later.py); its figures are logged."""
+        from indexer.capture.later import extract_pending
+        try:
+            with self.lend() as mem:
+                out = extract_pending(mem)
+        except MdmemError as exc:  # a store or model gone: the list stays for the next interval
+            self._log.warning("capture_pass_failed", error=str(exc))
+            return None
+        if out["pending"] or any(out[k] for k in ("extracted", "failed", "given_up", "skipped")):
+            self._log.info("capture_pass", **out)
+        return out
 
     def _store_changed(self, name: str, attached: bool) -> None:
         """A writer detached from its vanished root or reopened a new one (called on its thread)."""
