@@ -1,4 +1,4 @@
-"""Recall cuts on the calibrated relevance: a family question gathers its members, an unrelated one gets nothing."""
+"""Recall's default cut: a narrow question gets its answer, a family gathers its members, an unrelated one nothing."""
 
 from indexer.retrieval import relevance
 
@@ -31,8 +31,25 @@ def test_search_reports_a_relevance_between_0_and_1(make_memory):
     assert "tea with lemon" in hits[0].content
 
 
-def test_an_unrelated_question_gets_an_empty_block(make_memory):
+def test_a_narrow_question_gets_its_answer_only(make_memory):
+    mem = make_memory(NOTES)  # the default cut (the cosine gap gave the tea question badminton and seafood too)
+    for q, answer in (("How do I take my tea?", "tea with lemon"), ("我住在哪个城市？", "杭州"),
+                      ("Which password manager do I use?", "Bitwarden"), ("我平时几点去锻炼？", "羽毛球")):
+        texts = _texts(mem.recall(q))
+        assert len(texts) == 1 and answer in texts[0], (q, texts)
+
+
+def test_a_question_about_its_asker_is_never_left_empty(make_memory):
     mem = make_memory(NOTES, recall_cut="relevance")
+    # no memory reads as relevant (the badminton one scores 0.40), yet only the asker's memories can answer
+    texts = _texts(mem.recall("我固定做什么运动？"))
+    assert texts and "羽毛球" in texts[0], texts
+    assert relevance.about_asker("What do I drive?") and relevance.about_asker("咱们什么时候出发？")
+    assert not relevance.about_asker("我国最长的河流是哪条？") and not relevance.about_asker("Who wrote Hamlet?")
+
+
+def test_an_unrelated_question_gets_an_empty_block(make_memory):
+    mem = make_memory(NOTES)
     # the first used to get the badminton memory (its words and the question's share nothing that answers)
     for q in ("世界上最长的河流是哪条？", "What is the tallest mountain in Africa?", "长城一共有多长？"):
         out = mem.recall(q)
@@ -40,7 +57,7 @@ def test_an_unrelated_question_gets_an_empty_block(make_memory):
 
 
 def test_a_family_question_gathers_every_member(make_memory):
-    mem = make_memory(NOTES, recall_cut="relevance")
+    mem = make_memory(NOTES)
     for q in ("Tell me about my family.", "我家里人都是做什么的？"):
         texts = " ".join(_texts(mem.recall(q)))
         for member in ("Elena", "小雨", "Tom", "我爸爸"):
