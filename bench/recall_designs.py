@@ -134,10 +134,9 @@ DESIGNS = {
 def block(design, captured) -> list:
     """(uri, start_line, text) of the block a design cuts from a captured pool (the live block for None)."""
     pool, live = captured
-    if design is None:
+    if design is None or pool is None:  # a question recall does not judge (it names a time) keeps the gap cut
         return live
-    return [] if pool is None else [(h.uri, h.start_line, recall_mod.one_line_text(h.content))
-                                    for h in design(*pool)[:LIMIT]]
+    return [(h.uri, h.start_line, recall_mod.one_line_text(h.content)) for h in design(*pool)[:LIMIT]]
 
 
 def focus_set(eval_dir: Path, tmp: Path):
