@@ -104,16 +104,21 @@ def by_largest_drop(k=8):
     return cut
 
 
-def by_asker(gap=0.025):
+def by_asker(gap=0.025, only_relevant=False):
     """The default: the relevance cut for a question about its asker (the gap cut when nothing is relevant); for
-    any other question an empty block when nothing is relevant, else the gap cut."""
+    any other question an empty block when nothing is relevant, else the gap cut (only_relevant: less the hits
+    under 0.5, the first one kept)."""
     tight = by_relevance(gap=gap, asker=True)
 
     def cut(hits, q):
         if relevance.about_asker(q):
             return tight(hits, q)
         scored = [h for h in hits if not h.signals.get("superseded") and h.relevance is not None]
-        return recall_mod._near_best(hits[:LIMIT], q) if any(h.relevance >= 0.5 for h in scored) else []
+        if not any(h.relevance >= 0.5 for h in scored):
+            return []
+        near = recall_mod._near_best(hits[:LIMIT], q)
+        kept = [h for h in near if h.relevance is not None and h.relevance >= 0.5] if only_relevant else near
+        return kept if hits[0] in kept else [hits[0], *kept]
     return cut
 
 
@@ -126,6 +131,7 @@ DESIGNS = {
     "relevance + asker guard, widened gap": by_relevance(asker=True, widen=0.5),
     "asker-scoped, gap 0.02": by_asker(0.02),
     "asker-scoped, gap 0.025 (default)": by_asker(),
+    "asker-scoped, others' gap cut less the hits under 0.5": by_asker(only_relevant=True),
     "pool level z >= 2": by_pool_level(),
     "largest e5 drop in the first 8": by_largest_drop(),
 }
