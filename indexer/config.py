@@ -103,11 +103,11 @@ class Config:
     log_level: str = "info"
     recall_limit: int = 8  # memories considered for a recall block
     recall_max_chars: int = 1500  # size budget of the recall block
-    # how recall cuts its block: "gap" keeps the hits within a cosine gap of the best (the measured default);
-    # "relevance" judges each against a background level, so unrelated questions get nothing and broad ones
-    # gather (recall-focus-dev focus 0.067 -> 0.511) but it left 2 of 40 Chinese answers out of the block
-    # (bench/zh_memories.py 0.950 -> 0.900): opt-in until it loses nowhere (docs/BENCHMARKS.md, "Recall focus")
-    recall_cut: str = "gap"
+    # how recall cuts its block: "relevance" judges each hit against a background level, so a question about
+    # its asker gets its answers only, an unrelated one nothing, a family one its members (recall-focus-dev focus
+    # 0.067 -> 0.489) and no answer of the other sets leaves its block (docs/BENCHMARKS.md, "Recall focus, designs
+    # compared"); "gap" keeps every hit within a cosine gap of the best, as before
+    recall_cut: str = "relevance"
     recall_weak_cosine: float = 0.25  # best cosine under this makes a query "weak": retry with context
     recall_context_turns: int = 6  # last turns of the conversation used by the fallback
     recall_context_chars: int = 1200  # cap on the context prepended to a weak query

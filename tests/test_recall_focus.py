@@ -1,4 +1,4 @@
-"""Recall cuts on the calibrated relevance: a family question gathers its members, an unrelated one gets nothing."""
+"""Recall's default cut: a narrow question gets its answer, a family gathers its members, an unrelated one nothing."""
 
 from indexer.retrieval import relevance
 
@@ -31,8 +31,25 @@ def test_search_reports_a_relevance_between_0_and_1(make_memory):
     assert "tea with lemon" in hits[0].content
 
 
-def test_an_unrelated_question_gets_an_empty_block(make_memory):
+def test_a_narrow_question_gets_its_answer_only(make_memory):
+    mem = make_memory(NOTES)  # the default cut (the cosine gap gave the tea question badminton and seafood too)
+    for q, answer in (("How do I take my tea?", "tea with lemon"), ("我住在哪个城市？", "杭州"),
+                      ("Which password manager do I use?", "Bitwarden"), ("我平时几点去锻炼？", "羽毛球")):
+        texts = _texts(mem.recall(q))
+        assert len(texts) == 1 and answer in texts[0], (q, texts)
+
+
+def test_a_question_about_its_asker_is_never_left_empty(make_memory):
     mem = make_memory(NOTES, recall_cut="relevance")
+    # no memory reads as relevant (the badminton one scores 0.40), yet only the asker's memories can answer
+    texts = _texts(mem.recall("我固定做什么运动？"))
+    assert texts and "羽毛球" in texts[0], texts
+    assert relevance.about_asker("What do I drive?") and relevance.about_asker("咱们什么时候出发？")
+    assert not relevance.about_asker("我国最长的河流是哪条？") and not relevance.about_asker("Who wrote Hamlet?")
+
+
+def test_an_unrelated_question_gets_an_empty_block(make_memory):
+    mem = make_memory(NOTES)
     # the first used to get the badminton memory (its words and the question's share nothing that answers)
     for q in ("世界上最长的河流是哪条？", "What is the tallest mountain in Africa?", "长城一共有多长？"):
         out = mem.recall(q)
@@ -40,7 +57,7 @@ def test_an_unrelated_question_gets_an_empty_block(make_memory):
 
 
 def test_a_family_question_gathers_every_member(make_memory):
-    mem = make_memory(NOTES, recall_cut="relevance")
+    mem = make_memory(NOTES)
     for q in ("Tell me about my family.", "我家里人都是做什么的？"):
         texts = " ".join(_texts(mem.recall(q)))
         for member in ("Elena", "小雨", "Tom", "我爸爸"):
@@ -53,3 +70,20 @@ def test_family_words_are_general_vocabulary():
     assert relevance.asks_family("Tell me about my relatives") and relevance.asks_family("我家里人都好吗")
     assert not relevance.asks_family("我在哪一家公司上班？")
     assert relevance.gathers("我有哪些过敏？") and not relevance.gathers("How do I take my tea?")
+
+
+def test_a_question_about_someone_else_keeps_its_answer(make_memory):
+    notes = {"user/caroline.md": "# Caroline\n\n" + "".join(f"- 2025-03-0{1 + i}: {t}\n" for i, t in enumerate([
+        "Caroline went camping at the lake with her family in June.",
+        "Caroline's mother is a retired teacher.",
+        "Caroline's brother plays the violin in an orchestra.",
+        "Caroline adopted a grey cat named Luna.",
+        "Caroline started a pottery class on Thursdays.",
+    ]))}
+    mem = make_memory(notes, recall_cut="relevance")
+    # a family word in a question about someone else used to swap the block for the memories naming a relative
+    for q in ("What did Caroline and her family do at the lake?", "Where did Caroline's family go camping?"):
+        texts = " ".join(_texts(mem.recall(q)))
+        assert "camping at the lake" in texts, (q, texts)
+    assert not relevance.asks_own_family("What did Caroline and her family do?")
+    assert relevance.asks_own_family("Tell me about my family.") and relevance.asks_own_family("我家里人都好吗")

@@ -86,8 +86,24 @@ _OWN = re.compile(rf"\b(?:my|our)\s+(?:{_MEMBER_EN})\b|我们?的?(?:{_MEMBER_ZH
 _GATHER = re.compile(r"哪些|都|所有|各种|什么样|情况|\b(all|every(thing|one)?|any(thing)?|tell me about|know about|"
                      r"what are|who are|which ones|things|people|list)\b", re.I)
 
+# a question about its asker (I, my, we, 我, 咱): only the asker's memories can answer it, so the block keeps its
+# best guess even when no memory reads as relevant ("我固定做什么运动？" -> the badminton memory, relevance 0.42);
+# 我国 ("our country") opens general-knowledge questions and does not count
+_ASKER = re.compile(r"\b(i|me|my|mine|myself|we|us|our|ours|ourselves)\b|我(?!国)|咱", re.I)
+
+
+def about_asker(text: str) -> bool:
+    return bool(_ASKER.search(text))
+
+
 def asks_family(text: str) -> bool:
     return bool(_FAMILY.search(text))
+
+
+def asks_own_family(text: str) -> bool:
+    """"Tell me about my family", 我家里人: the asker's relatives ("What did Melanie and her family do?" is a
+    question about Melanie, whose memories do not say "my wife" of her relatives)."""
+    return asks_family(text) and about_asker(text)
 
 
 def gathers(text: str) -> bool:
@@ -130,7 +146,7 @@ def attach(hits: list, aq, qvec) -> list:
                for h in hits]
     best = max((m for m in margins if m is not None), default=None)
     midpoint = MIDPOINT + GENERAL_SLOPE * generality(qv)
-    family = asks_family(aq.text)
+    family = asks_own_family(aq.text)
     out = []
     for h, m in zip(hits, margins):
         if m is None:

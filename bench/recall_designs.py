@@ -1,0 +1,235 @@
+"""Recall cuts compared offline: each question's pool is collected once through `recall`, each design cuts it.
+
+    python bench/recall_designs.py [--sets focus,zh,facts] [--eval-dir ../shared/eval] [-v]
+
+focus: recall-focus-dev (focus pass per category, precision); zh: bench/zh_memories.py's 40 questions (answer inside
+the block); facts: locomo-facts-dev, one store per conversation (share of the relevant lines inside the block, per
+conversation). The pool is what `on_topic` sees under `recall_cut = "relevance"` with every question judged, so
+every design reads the same hits; "gap" over the first 8 of that pool approximates the cosine-gap cut (its own search
+stops at 8 hits); "live" is the block `recall` gives as configured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from indexer import config  # noqa: E402
+from indexer.memories.add import normalise  # noqa: E402
+from indexer.memory import Memory  # noqa: E402
+from indexer.retrieval import recall as recall_mod  # noqa: E402
+from indexer.retrieval import relevance  # noqa: E402
+from eval import default_eval_dir  # noqa: E402
+from zh_memories import load_cases  # noqa: E402
+
+LIMIT = 8
+ASKED_ON = "2026-11-25"
+
+
+def capture(mem: Memory, questions: list[str], now: str | None = None) -> list:
+    """Per question (pool, live): pool is the (hits, query) on_topic cut with every question judged (None when
+    recall did not reach it), live the block recall gives with the settings as they are."""
+    seen: dict = {}
+    real_cut, real_judges = recall_mod.on_topic, recall_mod._judges
+
+    def spy(hits, query, judged=False, asked_for=lambda h: False):
+        seen["pool"] = (list(hits), query) if judged else None
+        return real_cut(hits, query, judged, asked_for)
+    out = []
+    for q in questions:
+        live = [(m["uri"], m["start_line"], m["text"]) for m in mem.recall(q, now=now)["memories"]]
+        seen.clear()
+        recall_mod.on_topic, recall_mod._judges = spy, lambda hits, query: True
+        try:
+            mem.recall(q, now=now)
+        finally:
+            recall_mod.on_topic, recall_mod._judges = real_cut, real_judges
+        out.append((seen.get("pool"), live))
+    return out
+
+
+def _members(hits):
+    return sorted((h for h in hits if h.signals.get("member")), key=lambda h: not h.signals.get("own_member"))
+
+
+def by_relevance(gap=0.02, gather=0.05, asker=False, widen=0.0):
+    """The relevance cut: relevant hits within `gap` of the best margin; asker: a question about its asker that
+    finds nothing relevant keeps the cosine-gap cut; widen: the gap grows as the best margin falls under 0.05."""
+    def cut(hits, q):
+        scored = [h for h in hits if not h.signals.get("superseded") and h.relevance is not None]
+        if any(h.signals.get("member") for h in scored):
+            return _members(hits)
+        rel = [h for h in scored if h.relevance >= 0.5]
+        if not rel:
+            return recall_mod._near_best(hits[:LIMIT], q) if asker and relevance.about_asker(q) else []
+        best = max(h.signals["margin"] for h in rel)
+        g = (gather if relevance.gathers(q) else gap) + widen * max(0.0, 0.05 - best)
+        kept = [h for h in hits if h.relevance is not None and h.relevance >= 0.5 and h.signals["margin"] >= best - g]
+        return kept if hits[0] in kept else [hits[0], *kept]
+    return cut
+
+
+def by_pool_level(z0=2.0, gap=0.02):
+    """Against the question's own distribution over its pool: e5 cosine as a z-score, kept from z0 up."""
+    def cut(hits, q):
+        c = np.array([np.nan if h.signals.get("e5_cosine") is None else h.signals["e5_cosine"] for h in hits])
+        ok = ~np.isnan(c)
+        z = (c - np.median(c[ok])) / (c[ok].std() + 1e-9)
+        best = np.nanmax(z)
+        kept = [h for h, v in zip(hits, z) if v >= z0 and v >= best - gap / (c[ok].std() + 1e-9)]
+        return [] if best < z0 else kept if hits[0] in kept else [hits[0], *kept]
+    return cut
+
+
+def by_largest_drop(k=8):
+    """The ranking model's margin between consecutive hits: cut the first k at their largest cosine drop."""
+    def cut(hits, q):
+        top = hits[:k]
+        c = [h.signals.get("e5_cosine") or 0.0 for h in top]
+        order = sorted(range(len(top)), key=lambda i: -c[i])
+        drops = [c[order[i]] - c[order[i + 1]] for i in range(len(order) - 1)]
+        keep = set(order[:1 + int(np.argmax(drops))] if drops else order)
+        return [h for i, h in enumerate(top) if i in keep]
+    return cut
+
+
+def by_asker(gap=0.025, only_relevant=False):
+    """The default: the relevance cut for a question about its asker (the gap cut when nothing is relevant); for
+    any other question an empty block when nothing is relevant, else the gap cut (only_relevant: less the hits
+    under 0.5, the first one kept)."""
+    tight = by_relevance(gap=gap, asker=True)
+
+    def cut(hits, q):
+        if relevance.about_asker(q):
+            return tight(hits, q)
+        scored = [h for h in hits if not h.signals.get("superseded") and h.relevance is not None]
+        if not any(h.relevance >= 0.5 for h in scored):
+            return []
+        near = recall_mod._near_best(hits[:LIMIT], q)
+        kept = [h for h in near if h.relevance is not None and h.relevance >= 0.5] if only_relevant else near
+        return kept if hits[0] in kept else [hits[0], *kept]
+    return cut
+
+
+DESIGNS = {
+    "live (recall as configured)": None,
+    "gap (cosine gap 0.05, first 8)": lambda hits, q: recall_mod._near_best(hits[:LIMIT], q),
+    "relevance, gap 0.02 (opt-in before)": by_relevance(),
+    "relevance + asker guard, gap 0.02": by_relevance(asker=True),
+    "relevance + asker guard, gap 0.025": by_relevance(gap=0.025, asker=True),
+    "relevance + asker guard, widened gap": by_relevance(asker=True, widen=0.5),
+    "asker-scoped, gap 0.02": by_asker(0.02),
+    "asker-scoped, gap 0.025 (default)": by_asker(),
+    "asker-scoped, others' gap cut less the hits under 0.5": by_asker(only_relevant=True),
+    "pool level z >= 2": by_pool_level(),
+    "largest e5 drop in the first 8": by_largest_drop(),
+}
+
+
+def block(design, captured) -> list:
+    """(uri, start_line, text) of the block a design cuts from a captured pool (the live block for None)."""
+    pool, live = captured
+    if design is None or pool is None:  # a question recall does not judge (it names a time) keeps the gap cut
+        return live
+    return [(h.uri, h.start_line, recall_mod.one_line_text(h.content)) for h in design(*pool)[:LIMIT]]
+
+
+def focus_set(eval_dir: Path, tmp: Path):
+    root = eval_dir / "recall-focus-dev"
+    queries = [json.loads(x) for x in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    shutil.copytree(root / "corpus", tmp / "focus")
+    with Memory(cfg=config.load(home=tmp / "focus", env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+        mem.index()
+        pools = capture(mem, [q["query"] for q in queries])
+
+    def score(design, verbose=False):
+        cats, prec = collections.defaultdict(list), []
+        for q, pool in zip(queries, pools):
+            lines = [line for _, line, _ in block(design, pool)]
+            want = {r["start_line"] for r in q["relevant"]}
+            ok = (want <= set(lines) and len(lines) <= q["max_lines"]) if want else not lines
+            cats[q["category"]].append(ok)
+            if lines:
+                prec.append(sum(x in want for x in lines) / len(lines))
+            if verbose and not ok:
+                print(f"    {q['qid']} {q['query']} kept {lines} want {sorted(want)}")
+        every = [x for v in cats.values() for x in v]
+        return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
+                "precision": round(sum(prec) / len(prec), 3)}
+    return score
+
+
+def zh_set(eval_dir: Path, tmp: Path):
+    cases = load_cases()
+    with Memory(cfg=config.load(home=tmp / "zh", env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+        for text in dict.fromkeys(c["memory"] for c in cases):
+            mem.add(text, type="fact")
+        pools = capture(mem, [c["query"] for c in cases])
+
+    def score(design, verbose=False):
+        inside = 0
+        for c, pool in zip(cases, pools):
+            texts = [normalise(text) for _, _, text in block(design, pool)]
+            inside += normalise(c["memory"]) in texts
+            if verbose and normalise(c["memory"]) not in texts:
+                print(f"    lost {c['query']} -> {c['memory']}")
+        return {"inside": round(inside / len(cases), 3)}
+    return score
+
+
+def facts_set(eval_dir: Path, tmp: Path):
+    root = eval_dir / "locomo-facts-dev"
+    queries = [json.loads(x) for x in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    by_conv = collections.defaultdict(list)
+    for q in queries:
+        by_conv[q["scope"]].append(q)
+    rows = []
+    for scope, group in sorted(by_conv.items()):
+        home = tmp / "facts" / scope.strip("/").replace("/", "_")
+        shutil.copytree(root / "corpus" / scope, home / scope)
+        with Memory(cfg=config.load(home=home, env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+            mem.index()
+            pools = capture(mem, [q["query"] for q in group], now=ASKED_ON)
+        rows += list(zip(group, pools))
+
+    def score(design, verbose=False):
+        per = collections.defaultdict(list)
+        for q, pool in rows:
+            got = {(uri, line) for uri, line, _ in block(design, pool)}
+            want = {(r["uri"], r["start_line"]) for r in q["relevant"]}
+            per[q["scope"].split("/")[1]].append(len(want & got) / len(want))
+        every = [x for v in per.values() for x in v]
+        return {"inside": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in per.items()}}
+    return score
+
+
+SETS = {"focus": focus_set, "zh": zh_set, "facts": facts_set}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sets", default="focus,zh,facts")
+    ap.add_argument("--eval-dir", type=Path, default=default_eval_dir())
+    ap.add_argument("-v", "--verbose", action="store_true", help="list each design's failures")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        scorers = {name: SETS[name](args.eval_dir, Path(tmp)) for name in args.sets.split(",")}
+    for design, cut in DESIGNS.items():
+        print(design)
+        for name, score in scorers.items():
+            print(f"  {name}: {json.dumps(score(cut, args.verbose))}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
