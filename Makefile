@@ -50,7 +50,7 @@ run: venv
 	  $(MDMEM) search "$$q" --limit 3 || exit 1; \
 	done
 	@echo; $(MDMEM) stats
-	@echo; echo "next: make install, then mdmem init and mdmem add \"...\" for your own memory (README: Quick start)"
+	@echo; echo "next: make install, then mdmem init and mdmem add \"...\" for your own memory (README: Your own memory)"
 
 test: venv-dev
 	$(BIN)/python -m pytest -q
