@@ -120,6 +120,11 @@ MEM0_ROUTES = [
     ("/v1/ui/doctor", ["POST"], ui_health.checks, {"body": True}),
     ("/v1/ui/memories", ["POST"], ui_api.memories, {"body": True}),
     ("/v1/ui/search", ["POST"], ui_api.search, {"body": True}),
+    ("/v1/ui/memories/{memory_id}/history", ["GET"], ui_api.history, {"params": ID}),
+    ("/v1/ui/memories/{memory_id}", ["GET"], ui_api.memory, {"params": ID}),
+    ("/v1/ui/memories/{memory_id}", ["PUT"], ui_api.update, {"params": ID, "body": True}),
+    ("/v1/ui/memories/{memory_id}", ["DELETE"], ui_api.forget, {"params": ID}),
+    ("/v1/ui/memories/{memory_id}/restore", ["POST"], ui_api.restore, {"params": ID}),
     ("/v1/ui/supersede", ["POST"], ui_api.supersede, {"body": True}),
     ("/v1/ui/import", ["POST"], ui_api.import_path, {"body": True}),
     # the review queue of decisions made at write, and consolidation's proposals (docs/REVIEW.md)

@@ -170,13 +170,14 @@ def newest(mem, space: str | None, key: str | None, limit: int = MAX_LIST) -> li
     return [item(r, space, key) for r in mem.recent(limit=limit, scope=SCOPE, space=space)]
 
 
-def get(mem, memory_id: str) -> dict:
-    """GET /memories/{id}: the memory as its note holds it now."""
-    space = mem.locate(memory_id, scope=SCOPE)
-    return item(mem.get(memory_id, space=space, scope=SCOPE), space, None)
+def get(mem, memory_id: str, scope: str = SCOPE) -> dict:
+    """GET /memories/{id}: the memory as its note holds it now (scope: the stores looked in; the page's own
+    routes look in the project store too)."""
+    space = mem.locate(memory_id, scope=scope)
+    return item(mem.get(memory_id, space=space, scope=scope), space, None)
 
 
-def update(mem, memory_id: str, body) -> dict:
+def update(mem, memory_id: str, body, scope: str = SCOPE) -> dict:
     """PUT /memories/{id}: new text and/or metadata in place (date, speaker and counters kept); the id keeps
     naming the memory, as mem0's does (the record's own id changes with its text: `current_id`)."""
     body = body_object(body, '{"text": "Prefers green tea"}')
@@ -185,31 +186,31 @@ def update(mem, memory_id: str, body) -> dict:
         raise InputError('text must be the memory\'s new text, e.g. {"text": "Prefers green tea"}')
     if text is None and "metadata" not in body:
         raise InputError('give the new "text", the new "metadata", or both, e.g. {"text": "Prefers green tea"}')
-    space = mem.locate(memory_id, scope=SCOPE)
-    old = mem.get(memory_id, space=space, scope=SCOPE)
+    space = mem.locate(memory_id, scope=scope)
+    old = mem.get(memory_id, space=space, scope=scope)
     before, old_meta = item_metadata.split(old["text"])
     meta = item_metadata.checked(body["metadata"]) if "metadata" in body else old_meta
     new_text = text.strip() if text is not None else mem0_text(before)
     res = mem.update(memory_id, new_text + ("\n" + item_metadata.line_of(meta) if meta else ""), space=space)
     history_log.record(mem.cfg.home, "UPDATE", [memory_id, old["id"], res.get("id")], mem0_text(before), new_text,
                        space, meta)
-    now = mem.get(res["id"], space=space, scope=SCOPE) if res.get("id") else old
+    now = mem.get(res["id"], space=space, scope=scope) if res.get("id") else old
     return {**item({**now, "id": memory_id}, space, None), "message": "Memory updated successfully!",
             "current_id": res.get("id")}
 
 
-def delete(mem, memory_id: str) -> dict:
+def delete(mem, memory_id: str, scope: str = SCOPE) -> dict:
     """DELETE /memories/{id}: the memory's lines leave its note and the index."""
-    space = mem.locate(memory_id, scope=SCOPE)
+    space = mem.locate(memory_id, scope=scope)
     gone = mem.forget(memory_id, space=space)
     text, meta = item_metadata.split(gone.get("text", ""))
     history_log.record(mem.cfg.home, "DELETE", [memory_id, gone.get("id")], mem0_text(text), None, space, meta)
     return {"message": "Memory deleted successfully"}
 
 
-def restore(mem, memory_id: str) -> dict:
+def restore(mem, memory_id: str, scope: str = SCOPE) -> dict:
     """POST /memories/{id}/restore: a deleted (or updated) memory's old text back where it was, from the trash."""
-    space = next((e["space"] for st in mem.stores(SCOPE) if (e := trash_files.find(st.root, memory_id))), None)
+    space = next((e["space"] for st in mem.stores(scope) if (e := trash_files.find(st.root, memory_id))), None)
     res = mem.restore(memory_id, space=space)
     text, meta = item_metadata.split(res["text"])
     history_log.record(mem.cfg.home, "ADD", [memory_id, res.get("id")], None, mem0_text(text), space, meta)
@@ -254,21 +255,21 @@ def reset(mem, _body=None) -> dict:
     return {"message": "All memories reset"}
 
 
-def history(mem, memory_id: str) -> list[dict]:
+def history(mem, memory_id: str, scope: str = SCOPE) -> list[dict]:
     """GET /memories/{id}/history: ADD, UPDATE and DELETE events of the memory, oldest first."""
-    events = history_log.events(mem.cfg.home, memory_id) or _note_versions(mem, memory_id)
+    events = history_log.events(mem.cfg.home, memory_id) or _note_versions(mem, memory_id, scope)
     return [{"id": e["id"], "memory_id": memory_id, "event": e["event"], "old_memory": e["old_memory"],
              "new_memory": e["new_memory"], "user_id": e.get("space"), "metadata": e.get("metadata"),
              "input": [], "categories": [], "is_deleted": e["event"] == "DELETE", "created_at": e["created_at"],
              "updated_at": e["created_at"], "superseded_on": e.get("superseded_on")} for e in events]
 
 
-def _note_versions(mem, memory_id: str) -> list[dict]:
+def _note_versions(mem, memory_id: str, scope: str) -> list[dict]:
     """A memory no HTTP call changed (written by hand, by `mdmem add`, an import): the versions its note
     shows, the struck-through lines it superseded first (ADD, then an UPDATE for each new value)."""
-    space = mem.locate(memory_id, scope=SCOPE)
+    space = mem.locate(memory_id, scope=scope)
     out, before = [], None
-    for i, v in enumerate(mem.history(memory_id, space=space, scope=SCOPE)["versions"]):
+    for i, v in enumerate(mem.history(memory_id, space=space, scope=scope)["versions"]):
         text = mem0_text(v["text"])
         out.append({"id": v["id"], "event": "ADD" if i == 0 else "UPDATE", "old_memory": before, "new_memory": text,
                     "space": space, "metadata": None, "created_at": v["date"], "superseded_on": v["superseded_on"]})

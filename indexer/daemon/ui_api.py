@@ -53,6 +53,33 @@ def supersede(mem, body) -> dict:
     return mem.add(text, type=old["type"], scope=old["store"], space=space, supersedes=rid)
 
 
+# One memory by id, in whichever store the daemon serves holds it (mem0's own routes reach the global store only):
+# the same handlers, so a project's memory is read, edited, forgotten and put back as a global one is.
+def memory(mem, memory_id: str) -> dict:
+    """GET /v1/ui/memories/{id}: the memory as its note holds it now (mem0's shape)."""
+    return api.get(mem, memory_id, scope="all")
+
+
+def update(mem, memory_id: str, body) -> dict:
+    """PUT /v1/ui/memories/{id} {"text"}: new text in place, as mem0's PUT."""
+    return api.update(mem, memory_id, body, scope="all")
+
+
+def forget(mem, memory_id: str) -> dict:
+    """DELETE /v1/ui/memories/{id}: the memory leaves its note (kept in its store's trash for undo)."""
+    return api.delete(mem, memory_id, scope="all")
+
+
+def restore(mem, memory_id: str) -> dict:
+    """POST /v1/ui/memories/{id}/restore: a forgotten or edited memory's old text back, from its store's trash."""
+    return api.restore(mem, memory_id, scope="all")
+
+
+def history(mem, memory_id: str) -> list[dict]:
+    """GET /v1/ui/memories/{id}/history: the memory's events and note versions, oldest first."""
+    return api.history(mem, memory_id, scope="all")
+
+
 def import_path(mem, body) -> dict:
     """POST /v1/ui/import {"path", "format", "space", "dry_run"}: a SillyTavern data folder or file, or a mem0
     export, on this machine, into the global store (`mdmem import`); dry_run (the default) writes nothing."""

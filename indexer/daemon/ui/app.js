@@ -14,7 +14,7 @@ const STRINGS = {
     refresh: "Refresh", loading: "Loading…", views: "Views", import: "Import",
     storeAll: "All stores", type: "Type", anyType: "Any type", note: "Note (part of its path)", supersede: "Supersede",
     newValue: "The new value (the old line stays, struck through)", superseded: "Superseded; the old line is kept.",
-    projectOnly: "in the project store: supersede here, or edit its note", models: "Models", role_embedder: "Embedder",
+    models: "Models", role_embedder: "Embedder",
     role_ranker: "Ranking model", role_llm: "Language model", notIndexed: "not indexed yet",
     rankingVectors: "Ranking vectors", jobs: "Jobs", idle: "idle", every: "every", doctor: "Checks (mdmem doctor)",
     runChecks: "Run the checks", checkOk: "OK", checkBad: "Problem", path: "Folder or file on this computer",
@@ -40,7 +40,7 @@ const STRINGS = {
     refresh: "刷新", loading: "加载中…", views: "视图", import: "导入",
     storeAll: "全部存储", type: "类型", anyType: "任意类型", note: "笔记（路径的一部分）", supersede: "取代",
     newValue: "新的值（旧的一行保留，加删除线）", superseded: "已取代；旧的一行已保留。",
-    projectOnly: "在项目存储中：可在此取代，或编辑它的笔记", models: "模型", role_embedder: "嵌入模型",
+    models: "模型", role_embedder: "嵌入模型",
     role_ranker: "排序模型", role_llm: "语言模型", notIndexed: "尚未索引",
     rankingVectors: "排序向量", jobs: "任务", idle: "空闲", every: "每", doctor: "检查（mdmem doctor）",
     runChecks: "运行检查", checkOk: "正常", checkBad: "有问题", path: "本机上的文件夹或文件",
@@ -225,6 +225,8 @@ function memoryItem(m, reload) {
     meta([where(m), m.store, m.space, typeName(m.type), `${t("date")} ${m.date || m.created_at}`, `${t("recalled")} ${m.access_count}`,
       `${t("restated")} ${m.reinforcement}`, `${t("strength")} ${Number(m.strength).toFixed(2)}`]));
   const extra = el("div", { class: "extra" });
+  // the page's own routes for one memory: mem0's (/v1/memories/{id}) reach only the global store, these either store
+  const one = `/v1/ui/memories/${encodeURIComponent(m.id)}`;
   const writeBox = (label, text, save) => {
     const box = el("textarea", { id: `edit-${m.id}` });
     box.value = text;
@@ -234,9 +236,9 @@ function memoryItem(m, reload) {
     box.focus();
   };
   const edit = async () => {
-    const now = await api("GET", `/v1/memories/${m.id}/`);
+    const now = await api("GET", `${one}/`);
     writeBox(t("newText"), now.memory, async (text) => {
-      await api("PUT", `/v1/memories/${m.id}/`, { text });
+      await api("PUT", `${one}/`, { text });
       extra.replaceChildren(); notice(t("saved")); await reload(true);
     });
   };
@@ -245,9 +247,9 @@ function memoryItem(m, reload) {
     extra.replaceChildren(); notice(t("superseded")); await reload(true);
   });
   const forget = async () => {
-    await api("DELETE", `/v1/memories/${m.id}/`);
+    await api("DELETE", `${one}/`);
     const undo = el("button", { type: "button", text: t("undo"), onclick: run(async () => {
-      await api("POST", `/v1/memories/${m.id}/restore/`, {});
+      await api("POST", `${one}/restore/`, {});
       notice(t("restored")); await reload(true);
     }) });
     notice(t("forgotten") + " ", undo);
@@ -256,17 +258,15 @@ function memoryItem(m, reload) {
   };
   const history = async () => {
     if (extra.childElementCount) return extra.replaceChildren(); // pressed again: closed, and refreshing resumes
-    const events = await api("GET", `/v1/memories/${m.id}/history/`);
+    const events = await api("GET", `${one}/history/`);
     extra.replaceChildren(el("ol", {}, ...events.map((e) => el("li", {
       text: [e.created_at, e.event, e.old_memory, e.new_memory].filter(Boolean).join(" · ") }))));
   };
   // each button is described by its memory's text: a screen reader says which memory "Forget" forgets
   const button = (label, task) => el("button", { type: "button", text: t(label), "aria-describedby": `text-${m.id}`,
     onclick: run(task) });
-  // the page's edit, forget and history go through mem0's routes, which serve the global store (HTTP's own)
-  const actions = m.store === "global" ? [button("edit", edit), button("supersede", supersede), button("forget", forget),
-    button("history", history)] : [button("supersede", supersede), el("span", { class: "meta", text: t("projectOnly") })];
-  item.append(el("div", { class: "actions" }, ...actions), extra);
+  item.append(el("div", { class: "actions" }, button("edit", edit), button("supersede", supersede), button("forget", forget),
+    button("history", history)), extra);
   return item;
 }
 
