@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import shutil
 from pathlib import Path
 
@@ -108,6 +109,39 @@ def test_import_previews_first_then_imports_on_confirm(server, tmp_path):
                      ({"path": str(export), "dry_run": "yes"}, "dry_run")):
         status, got = server.call("POST", "/v1/ui/import", bad)
         assert status == 400 and why in got["detail"], got
+
+
+def test_the_import_preview_lists_each_memory_and_the_import_writes_exactly_those(server, tmp_path):
+    export = tmp_path / "kim.json"
+
+    def save(count: int) -> None:
+        export.write_text(json.dumps({"results": [
+            {"id": f"m{i}", "memory": f"Kim keeps tin number {i} on the shelf", "user_id": "kim",
+             "created_at": f"2024-07-{1 + i % 28:02d}T10:00:00+00:00"} for i in range(count)]}), encoding="utf-8")
+    save(120)
+    status, preview = server.call("POST", "/v1/ui/import", {"path": str(export)})
+    assert status == 200, preview
+    assert len(preview["memories"]) == 100 and preview["memories_more"] == 20 and preview["added"] == 120
+    first = preview["memories"][0]
+    assert first["text"] == "Kim keeps tin number 0 on the shelf" and first["space"] == "kim"
+    assert first["date"].startswith("2024-07-01") and first["uri"].startswith("spaces/kim/")
+    assert not (server.home / "spaces" / "kim").exists()  # the preview wrote nothing
+
+    save(121)  # the export changed after its preview: the preview's import writes nothing
+    status, got = server.call("POST", "/v1/ui/import", {"path": str(export), "dry_run": False,
+                                                       "digest": preview["digest"]})
+    assert status == 409 and "preview it again" in got["detail"]
+    assert not (server.home / "spaces" / "kim").exists()
+
+    status, preview = server.call("POST", "/v1/ui/import", {"path": str(export)})
+    status, done = server.call("POST", "/v1/ui/import", {"path": str(export), "dry_run": False,
+                                                        "digest": preview["digest"]})
+    assert status == 200, done
+    assert (done["added"], done["memories"], done["digest"]) == (preview["added"], preview["memories"],
+                                                                 preview["digest"])
+    written = [line for p in (server.home / "spaces" / "kim").rglob("*.md")
+               for line in p.read_text().splitlines() if line.startswith("- ")]
+    assert len(written) == 121 and all(any(m["text"] in line for line in written) for m in preview["memories"])
 
 
 def test_every_page_file_is_served_and_no_script_writes_html(server):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from indexer import validation
 from indexer.daemon import mem0_api as api
-from indexer.errors import InputError
+from indexer.errors import ConflictError, InputError
 from indexer.notes.names import IMPORT_FORMATS, MEMORY_TYPES
 
 DEFAULT_LIMIT = 50
@@ -81,8 +81,9 @@ def history(mem, memory_id: str) -> list[dict]:
 
 
 def import_path(mem, body) -> dict:
-    """POST /v1/ui/import {"path", "format", "space", "dry_run"}: a SillyTavern data folder or file, or a mem0
-    export, on this machine, into the global store (`mdmem import`); dry_run (the default) writes nothing."""
+    """POST /v1/ui/import {"path", "format", "space", "dry_run", "digest"}: a SillyTavern data folder or file, or a
+    mem0 export, on this machine, into the global store (`mdmem import`); dry_run (the default) writes nothing and
+    lists the memories it would write; with a preview's digest the import refuses (409) to write anything else."""
     body = api.body_object(body, '{"path": "/home/me/SillyTavern/data/default-user", "dry_run": true}')
     path = validation.text("path", body.get("path"), '{"path": "/home/me/SillyTavern/data/default-user"}')
     where = Path(path).expanduser()
@@ -96,8 +97,12 @@ def import_path(mem, body) -> dict:
     dry_run = body.get("dry_run", True)
     if not isinstance(dry_run, bool):
         raise InputError('dry_run must be true or false, e.g. {"dry_run": true}')
-    return mem.import_notes(str(where.resolve()), format=fmt, space=_text(body, "space"), scope=api.SCOPE,
-                            dry_run=dry_run, skip_bad=True)
+    source, args = str(where.resolve()), dict(format=fmt, space=_text(body, "space"), scope=api.SCOPE, skip_bad=True)
+    digest = _text(body, "digest")  # the preview's: the import writes what was shown, or nothing
+    if not dry_run and digest is not None and mem.import_notes(source, dry_run=True, **args)["digest"] != digest:
+        raise ConflictError("what this import would write changed since its preview (the files read, or the notes "
+                            "it adds to); preview it again")
+    return mem.import_notes(source, dry_run=dry_run, **args)
 
 
 def _store(body: dict) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,14 @@ class ImportReport:
     indexed: bool = False
     dry_run: bool = False
     seconds: float = 0.0
+    # each memory written (or that would be), in order, the first SHOWN of them: {"uri", "space", "date", "speaker",
+    # "text"} as its note gets it (secrets masked); the count of the rest, and a digest of every one of them
+    memories: list = field(default_factory=list)
+    memories_more: int = 0
+    digest: str = ""
+
+
+SHOWN = 100  # a chat import adds thousands: a preview lists the first ones, counts the rest
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ class _Plan:
     header: str
     text: str  # what is appended: the missing entries, in source order
     count: int
-
+    shown: tuple = ()  # each missing entry as a report lists it
 
 def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None = None, scope: str = "global",
                 dry_run: bool = False, skip_bad: bool = False, index_notes=None, progress=None,
@@ -75,6 +84,13 @@ def import_path(path, cfg: Config, *, fmt: str | None = None, space: str | None 
     _tell_skipped(report.skipped, warn)
     plans = [p for p in (_plan(root, scope, note, report) for note in _merged(notes)) if p is not None]
     report.notes = len(plans)
+    digest = hashlib.sha256()
+    for plan in plans:  # the same plans a dry run and the import that follows it make: the digest tells them apart
+        digest.update(f"{plan.target.uri}\0{plan.text}\0".encode("utf-8"))
+        listed = plan.shown[:max(SHOWN - len(report.memories), 0)]
+        report.memories += listed
+        report.memories_more += len(plan.shown) - len(listed)
+    report.digest = digest.hexdigest()
     for done, plan in enumerate(plans, 1):
         if not dry_run:
             append_entry(plan.target, plan.text, plan.header)  # temp file, fsync, atomic swap, under the note lock
@@ -135,7 +151,7 @@ def _plan(root: Path, scope: str, note: ImportedNote, report: ImportReport) -> _
     except FileNotFoundError:
         have = ""
     have = f"\n{have}\n"  # whole lines only: "- 14:03: hi" is not present in "- 14:03: hi there"
-    blocks, seen = [], set()
+    blocks, seen, shown = [], set(), []
     for entry in note.entries:
         text, masked = screen(entry.text, True)  # secrets in old chats are masked, never written
         block = render_entry(replace(entry, text=text), note.kind)
@@ -146,10 +162,13 @@ def _plan(root: Path, scope: str, note: ImportedNote, report: ImportReport) -> _
         seen.add(key)
         report.redacted += bool(masked)
         blocks.append(block)
+        shown.append({"uri": uri, "space": note.space, "date": entry.when.isoformat(" ", "minutes") if entry.when
+                      else None, "speaker": entry.speaker or entry.heading, "text": text.strip()})
     if not blocks:
         return None
     joiner = "\n" if note.kind == "section" else ""  # a blank line between sections, none between list items
-    return _Plan(target=target, header=note_header(note), text=joiner.join(blocks), count=len(blocks))
+    return _Plan(target=target, header=note_header(note), text=joiner.join(blocks), count=len(blocks),
+                 shown=tuple(shown))
 
 
 def _index(index_notes, scope: str, paths: list[Path], warn) -> bool:

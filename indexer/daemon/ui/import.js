@@ -12,8 +12,17 @@ function importReport(rep) {
   if (rep.redacted) lines.push(`${t("redacted")}: ${rep.redacted}`);
   if (rep.hidden) lines.push(`${t("hiddenLeft")}: ${rep.hidden}`);
   if (rep.skipped.length) lines.push(`${t("otherFiles")}: ${rep.skipped.length}`);
-  return [el("ul", {}, ...lines.map((line) => el("li", { text: line }))),
+  return [el("ul", {}, ...lines.map((line) => el("li", { text: line }))), ...importedMemories(rep),
     ...(rep.bad.length ? [el("h3", { text: t("damaged") }), el("ul", {}, ...rep.bad.map((b) => el("li", { text: b })))] : [])];
+}
+
+// each memory written (or that would be), as its note gets it: the first ones, and how many more
+function importedMemories(rep) {
+  if (!rep.memories.length) return [];
+  const items = rep.memories.map((m) => el("li", {}, el("p", { class: "text", text: m.speaker ? `${m.speaker}: ${m.text}` : m.text }),
+    meta([m.date, m.space, m.uri])));
+  if (rep.memories_more) items.push(el("li", { class: "meta", text: `${rep.memories_more} ${t("notListed")}` }));
+  return [el("h3", { text: rep.dry_run ? t("wouldWrite") : t("written") }), el("ol", { class: "items", id: "i-memories" }, ...items)];
 }
 
 function importView(root) {
@@ -27,7 +36,7 @@ function importView(root) {
   const ask = () => ({ path: where.value.trim(), format: format.value, space: space.value.trim() });
   const confirm = el("button", { type: "button", id: "i-confirm", hidden: "", text: t("importNow"), onclick: run(async () => {
     confirm.disabled = true;
-    const rep = await api("POST", "/v1/ui/import", { ...previewed, dry_run: false });
+    const rep = await api("POST", "/v1/ui/import", { ...previewed, dry_run: false }); // its digest: what was shown, or 409
     previewed = null; confirm.hidden = true; confirm.disabled = false;
     out.replaceChildren(el("h2", { text: t("imported") }), ...importReport(rep));
     notice(t("imported"));
@@ -35,7 +44,7 @@ function importView(root) {
   const preview = run(async () => {
     const wanted = ask();
     const rep = await api("POST", "/v1/ui/import", { ...wanted, dry_run: true });
-    previewed = rep.added > 0 ? wanted : null;
+    previewed = rep.added > 0 ? { ...wanted, digest: rep.digest } : null;
     confirm.hidden = previewed === null;
     out.replaceChildren(el("h2", { text: t("previewTitle") }), ...importReport(rep));
   });
