@@ -17,6 +17,7 @@ class KeptCopy:
     """
 
     kind = ""  # what a status calls it once it answers: "matrix", "lists", "words"
+    keeps_filters = False  # nearest_within keeps a filter's rows between queries
 
     def __init__(self, path: str):
         self._path = path
@@ -36,6 +37,12 @@ class KeptCopy:
     def state(self) -> str:
         """What a status says of it: its kind once it answers, else "loading"."""
         return "loading" if self.loading else self.kind
+
+    def nearest_within(self, key, qvec, k: int, load) -> list[tuple[str, float]] | None:
+        """(id, cosine) of the k nearest among the rows a filter lets through, the filter's rows kept between
+        queries (key names the filter; load() reads its {id: vec0 rowid}, or None when it lets too many through:
+        then None). Only copies that keep_filters answer it."""
+        raise NotImplementedError
 
     def refresh(self, con):
         """Bring the copy in step with what is committed on con (the caller holds `lock`)."""
