@@ -29,6 +29,12 @@ def listed(srv) -> list[dict]:
     return got["results"]
 
 
+def test_the_page_is_told_of_the_project_store(server):
+    status, got = server.call("GET", "/v1/ui/status")
+    assert status == 200 and list(got["stores"]) == ["global", "project"]
+    assert eventually(lambda: server.call("GET", "/v1/ui/status")[1]["stores"]["project"]["chunks"] > 0, timeout=60)
+
+
 def test_a_project_memory_is_edited_forgotten_put_back_and_its_history_shown(server):
     assert eventually(lambda: any("ninja" in m["text"] for m in listed(server)), timeout=60)
     rid = next(m["id"] for m in listed(server) if "ninja" in m["text"])

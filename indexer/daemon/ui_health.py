@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from indexer.daemon import mem0_api as api
 from indexer.index import sql
 from indexer.sync import doctor, model_report
 from indexer.daemon.scheduler import JOBS
 
 
 def status(mem, _query=None) -> dict:
-    """GET /v1/ui/status: per store, its notes, chunks, vectors, pending and skipped notes (as `mdmem status`),
+    """GET /v1/ui/status: per store (global, and the project's when the daemon serves one), its notes, chunks, vectors, pending and skipped notes (as `mdmem status`),
     with each skipped note's reason under "skipped_notes" ({uri: why}); the models (as `mdmem models --json
     --no-probe`) with each store's fill ("fill": vectors and ranking vectors made, and waiting); the jobs: what
     each store's writer does now and how often the scheduled passes run."""
-    stores = mem.status(scope=api.SCOPE)
-    for st in mem.stores(api.SCOPE):
+    stores = mem.status(scope="all")  # the daemon's project store too: the page lists, edits and searches it
+    for st in mem.stores("all"):
         if st.name in stores:
             stores[st.name]["skipped_notes"] = {uri: seen[2] for uri, seen in sql.skipped_notes(st.con).items()}
     models = model_report.models(mem.cfg, probe=False)  # a probe may wait on a remote provider: doctor does it

@@ -7,7 +7,7 @@ import { check, until } from '../checks.mjs';
 
 const require = createRequire(path.join(process.env.DRIVER, 'package.json'));
 const puppeteer = require('puppeteer-core');
-const { MDMEM_URL, MDMEM_HOME, LOGIN_CMD, FAIL_SHOT, SHOT_DIR } = process.env;
+const { MDMEM_URL, MDMEM_HOME, LOGIN_CMD, FAIL_SHOT, SHOT_DIR, PROJECT_NOTE, EXPORT } = process.env;
 const TOKEN = fs.readFileSync(path.join(MDMEM_HOME, '.http-token'), 'utf8').trim();
 const FACT = "Erin's dog is called Pepper";
 const EDITED = "Erin's dog is called Pepper and is eight";
@@ -15,7 +15,9 @@ const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2<
 const BY_HAND = 'Erin planted tulips by the gate';
 const MOVED = 'Erin lives in Oslo';
 const MOVED_NOW = 'Erin lives in Bergen now';
-const EXPORT = path.resolve('tests/fixtures/imports/mem0/get_all.json');
+const DECIDED = 'The build uses ninja, not make';
+const DECIDED_NOW = 'The build uses meson now';
+const projectNote = () => fs.readFileSync(PROJECT_NOTE, 'utf8');
 
 const notes = () => fs.readdirSync(path.join(MDMEM_HOME, 'spaces'), { recursive: true })
     .filter(f => f.endsWith('.md')).map(f => path.join(MDMEM_HOME, 'spaces', f));
@@ -133,6 +135,28 @@ try {
     await until('undo puts the lines back', 20, async () => allNotes().includes(EDITED));
     await itemWith(page, EDITED);
 
+    // a memory of the project's store: edited, its history, forgotten and put back, each in the project's note
+    await page.select('#m-store', 'project');
+    await page.select('#m-space', '');
+    await press(await itemWith(page, DECIDED), 'Edit');
+    await page.waitForSelector('textarea');
+    await page.keyboard.down('Control'); await page.keyboard.press('a'); await page.keyboard.up('Control');
+    await page.keyboard.type(DECIDED_NOW);
+    await press(await page.$('ol.items > li:has(textarea)'), 'Save');
+    await until("the edit reaches the project's note", 20, async () => projectNote().includes(DECIDED_NOW));
+    const decided = await itemWith(page, DECIDED_NOW);
+    await press(decided, 'History');
+    await until('its history lists the update', 20, async () => (await decided.$$eval('ol li', n => n.map(x => x.textContent))).some(t => t.includes('UPDATE')));
+    await press(await itemWith(page, DECIDED_NOW), 'Forget');
+    await until("forget removes it from the project's note", 20, async () => !projectNote().includes(DECIDED_NOW));
+    await until('the keyboard lands on Undo again', 10, async () => page.evaluate(() => document.activeElement?.textContent === 'Undo'));
+    await page.keyboard.press('Enter');
+    await until("undo puts it back in the project's note", 20, async () => projectNote().includes(DECIDED_NOW));
+    await itemWith(page, DECIDED_NOW);
+    check(!allNotes().includes(DECIDED_NOW), 'nothing of it lands in the global store');
+    await page.select('#m-store', 'global');
+    await page.select('#m-space', 'erin');
+
     // supersede: the new value beside the old one, which stays struck through in the note
     await add(MOVED, 'erin');
     await press(await itemWith(page, MOVED), 'Supersede');
@@ -171,6 +195,7 @@ try {
     await page.type('#i-path', EXPORT);
     await page.keyboard.press('Enter');
     await until('the preview says what would be added', 20, async () => (await texts(page, '#view li')).some(t => t.startsWith('Would add')));
+    await until('the preview lists each memory it would write', 20, async () => (await texts(page, '#i-memories .text')).some(t => t.includes('vegetarian')));
     check(!fs.existsSync(path.join(MDMEM_HOME, 'spaces', 'alice')), 'a preview writes nothing');
     await shot(page, 'import');
     await page.click('#i-confirm');

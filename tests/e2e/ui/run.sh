@@ -24,9 +24,12 @@ cleanup() {
 trap cleanup EXIT INT TERM
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 HOME_DIR=$WORK/home
-mkdir -p "$HOME_DIR" "$WORK/run"
+PROJECT=$WORK/proj  # the daemon serves a project's store too: its memories are edited from the page as well
+mkdir -p "$HOME_DIR" "$WORK/run" "$PROJECT/.mdmem/agent"
+cp tests/fixtures/imports/mem0/get_all.json "$WORK/mem0-export.json"  # the import view's screenshot shows its path
+printf -- '---\ntype: decision\n---\n\n# Decisions\n\n- 2026-01-05: The build uses ninja, not make\n' >"$PROJECT/.mdmem/agent/decisions.md"
 export XDG_RUNTIME_DIR=$WORK/run HF_HUB_OFFLINE=1
-"$PY" -m indexer --home "$HOME_DIR" serve --http "127.0.0.1:$PORT" >"$WORK/mdmem.log" 2>&1 &
+"$PY" -m indexer --home "$HOME_DIR" --project "$PROJECT" serve --http "127.0.0.1:$PORT" >"$WORK/mdmem.log" 2>&1 &
 PID=$!
 "$PY" - "$HOME_DIR" "$PORT" <<'PYEOF' || { echo "mdmem did not answer on $PORT; log:"; tail -20 "$WORK/mdmem.log"; exit 1; }
 import pathlib, sys, time, urllib.request
@@ -42,6 +45,6 @@ while time.monotonic() < deadline:
         time.sleep(0.2)
 sys.exit(1)
 PYEOF
-MDMEM_URL="http://127.0.0.1:$PORT" MDMEM_HOME="$HOME_DIR" DRIVER="$CACHE/driver" \
+MDMEM_URL="http://127.0.0.1:$PORT" MDMEM_HOME="$HOME_DIR" PROJECT_NOTE="$PROJECT/.mdmem/agent/decisions.md" EXPORT="$WORK/mem0-export.json" DRIVER="$CACHE/driver" \
   LOGIN_CMD="$PY -m indexer --home $HOME_DIR ui --no-browser --http 127.0.0.1:$PORT" \
   FAIL_SHOT="$CACHE/ui-failure.png" SHOT_DIR="${UI_SHOTS:-}" timeout 300 node "${UI_SUITE:-tests/e2e/ui/e2e_ui.mjs}"
