@@ -6,7 +6,8 @@ and typing -> results in the real page.
 Seeds MEMORIES dated memories in four spaces, starts `mdmem serve --http` on them and waits until every vector
 (and every ranking vector) is made, logs in as the page does (a one-time link, then its cookie and CSRF value),
 then types each query a key every --key-ms: each prefix is one POST /v1/ui/search, the call the page makes,
-timed over loopback; POST /v1/ui/memories (the memories view's refresh) is timed too. When node, Chromium and the
+timed over loopback, with the daemon's CPU per search (Linux: what a loaded machine's wait for a core leaves out);
+POST /v1/ui/memories (the memories view's refresh) is timed too. When node, Chromium and the
 e2e driver (tests/e2e/.cache/driver, made by `make e2e`) are there, bench/ui_page.mjs also loads the page from a
 fresh link (first contentful paint) and types the queries into its search box (keystroke -> results drawn).
 Prints one JSON object.
@@ -90,9 +91,20 @@ def filled(page: Page) -> bool:
     return s["pending"] == 0 and s["vectors_pending"] == 0 and s["chunks"] > 0 and s["e5"][0] >= s["e5"][1]
 
 
-def typed(page: Page, queries, key_ms: float) -> dict:
-    """Each prefix of each query as the page would ask it, a key every key_ms: answer times in ms."""
+def cpu_s(pid: int) -> float | None:
+    """The CPU seconds a process has used (Linux /proc), or None: a figure the machine's load barely moves."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def typed(page: Page, queries, key_ms: float, pid: int) -> dict:
+    """Each prefix of each query as the page would ask it, a key every key_ms: answer times in ms, and the
+    daemon's CPU per search (on a loaded machine the wall times wait for a core; the CPU does not)."""
     times, empty = [], 0
+    cpu0 = cpu_s(pid)
     for query in queries:
         for n in range(1, len(query) + 1):
             if not query[:n].strip():
@@ -104,7 +116,9 @@ def typed(page: Page, queries, key_ms: float) -> dict:
             empty += not json.loads(body)["results"]
             times.append(took)
             time.sleep(max(0.0, key_ms / 1000 - took / 1000))
-    return {"requests": len(times), "empty_answers": empty, **summary(times)}
+    cpu1 = cpu_s(pid)
+    cpu = None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) * 1000 / len(times), 1)
+    return {"requests": len(times), "empty_answers": empty, **summary(times), "daemon_cpu_ms_per_search": cpu}
 
 
 def summary(times: list[float]) -> dict:
@@ -157,8 +171,8 @@ def main() -> int:
             t = time.perf_counter()
             assert page.call("POST", "/v1/ui/memories", {"space": SPACES[0], "limit": 100})[0] == 200
             lists.append((time.perf_counter() - t) * 1000)
-        out = {"memories": args.memories, "chunks": chunks, "ready_s": round(ready_s, 1), "key_ms": args.key_ms,
-               "api_search_per_keystroke": typed(page, queries, args.key_ms), "api_memories_list": summary(lists),
+        out = {"memories": args.memories, "load": round(os.getloadavg()[0], 1), "chunks": chunks, "ready_s": round(ready_s, 1), "key_ms": args.key_ms,
+               "api_search_per_keystroke": typed(page, queries, args.key_ms, proc.pid), "api_memories_list": summary(lists),
                "chromium": in_chromium(page, queries, args.key_ms)}
     finally:
         stop_daemon(proc)
