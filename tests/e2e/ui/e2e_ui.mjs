@@ -51,6 +51,25 @@ async function press(li, label) {
     const [button] = await li.$$(`xpath/.//button[normalize-space(.)="${label}"]`);
     await button.click();
 }
+// a memory edited from `text` to `now`, its history, then forgotten and put back by keyboard, each seen in note()
+async function correct(page, text, now, note, where) {
+    await press(await itemWith(page, text), 'Edit');
+    await page.waitForSelector('textarea'); // focused: its text is all selected and typed over
+    await page.keyboard.down('Control'); await page.keyboard.press('a'); await page.keyboard.up('Control');
+    await page.keyboard.type(now);
+    await press(await page.$('ol.items > li:has(textarea)'), 'Save');
+    await until(`the edit reaches ${where}`, 20, async () => note().includes(now));
+    const edited = await itemWith(page, now);
+    await press(edited, 'History');
+    await until('history lists the update', 20, async () => (await edited.$$eval('ol li', n => n.map(x => x.textContent))).some(t => t.includes('UPDATE')));
+    await press(await itemWith(page, now), 'Forget');
+    await until(`forget removes the lines from ${where}`, 20, async () => !note().includes(now));
+    await until('the list drops it', 20, async () => !(await texts(page, 'ol.items .text')).some(t => t.includes(now)));
+    await until('the keyboard lands on Undo', 10, async () => page.evaluate(() => document.activeElement?.textContent === 'Undo'));
+    await page.keyboard.press('Enter'); // undone by keyboard alone
+    await until(`undo puts the lines back in ${where}`, 20, async () => note().includes(now));
+    await itemWith(page, now);
+}
 
 await add(FACT, 'erin');
 await add(HOSTILE, 'erin');
@@ -116,43 +135,11 @@ try {
     check(await page.evaluate(() => window.__pwned === undefined && !document.querySelector('#view img, #view script')),
         'a memory holding HTML and script is shown as text, nothing runs');
 
-    // edit, history, forget and undo, each seen in the Markdown
-    await press(await itemWith(page, FACT), 'Edit');
-    const box = await page.waitForSelector('textarea');
-    await box.click({ clickCount: 3 });
-    await page.keyboard.down('Control'); await page.keyboard.press('a'); await page.keyboard.up('Control');
-    await page.keyboard.type(EDITED);
-    await press(await page.$('ol.items > li:has(textarea)'), 'Save');
-    await until('the edit reaches the note', 20, async () => allNotes().includes(EDITED));
-    const edited = await itemWith(page, EDITED);
-    await press(edited, 'History');
-    await until('history lists the update', 20, async () => (await edited.$$eval('ol li', n => n.map(x => x.textContent))).some(t => t.includes('UPDATE')));
-    await press(await itemWith(page, EDITED), 'Forget');
-    await until('forget removes the lines from the note', 20, async () => !allNotes().includes(EDITED));
-    await until('the list drops it', 20, async () => !(await texts(page, 'ol.items .text')).some(t => t.includes(EDITED)));
-    await until('the keyboard lands on Undo', 10, async () => page.evaluate(() => document.activeElement?.textContent === 'Undo'));
-    await page.keyboard.press('Enter'); // undone by keyboard alone
-    await until('undo puts the lines back', 20, async () => allNotes().includes(EDITED));
-    await itemWith(page, EDITED);
-
-    // a memory of the project's store: edited, its history, forgotten and put back, each in the project's note
+    // edit, history, forget and undo, each seen in the Markdown: a global memory, then one of the project's store
+    await correct(page, FACT, EDITED, allNotes, 'the note');
     await page.select('#m-store', 'project');
     await page.select('#m-space', '');
-    await press(await itemWith(page, DECIDED), 'Edit');
-    await page.waitForSelector('textarea');
-    await page.keyboard.down('Control'); await page.keyboard.press('a'); await page.keyboard.up('Control');
-    await page.keyboard.type(DECIDED_NOW);
-    await press(await page.$('ol.items > li:has(textarea)'), 'Save');
-    await until("the edit reaches the project's note", 20, async () => projectNote().includes(DECIDED_NOW));
-    const decided = await itemWith(page, DECIDED_NOW);
-    await press(decided, 'History');
-    await until('its history lists the update', 20, async () => (await decided.$$eval('ol li', n => n.map(x => x.textContent))).some(t => t.includes('UPDATE')));
-    await press(await itemWith(page, DECIDED_NOW), 'Forget');
-    await until("forget removes it from the project's note", 20, async () => !projectNote().includes(DECIDED_NOW));
-    await until('the keyboard lands on Undo again', 10, async () => page.evaluate(() => document.activeElement?.textContent === 'Undo'));
-    await page.keyboard.press('Enter');
-    await until("undo puts it back in the project's note", 20, async () => projectNote().includes(DECIDED_NOW));
-    await itemWith(page, DECIDED_NOW);
+    await correct(page, DECIDED, DECIDED_NOW, projectNote, "the project's note");
     check(!allNotes().includes(DECIDED_NOW), 'nothing of it lands in the global store');
     await page.select('#m-store', 'global');
     await page.select('#m-space', 'erin');
