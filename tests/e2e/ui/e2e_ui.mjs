@@ -174,6 +174,7 @@ try {
     const [doctor] = await page.$$('xpath/.//button[normalize-space(.)="Run the checks"]');
     await doctor.click();
     await until("doctor's checks are listed", 60, async () => (await texts(page, '#view li')).some(t => t.includes('sqlite-vec')));
+    check(await page.evaluate(() => document.documentElement.scrollWidth <= 360), "doctor's checks fit 360 px (a store's path wraps)");
     await shot(page, 'health');
 
     // import: a preview first, nothing written until confirmed
