@@ -31,8 +31,8 @@ def served(make_memory):
 
 
 def owls(mem, space: str = "alice") -> list[str]:
-    return [h.content.split(": ", 1)[1] for h in mem.search("snowy owl in the barn", mode="vector", limit=3,
-                                                            bump=False, space=space, scope="global") if "owl" in h.content]
+    hits = mem.search("snowy owl in the barn", mode="vector", limit=3, bump=False, space=space, scope="global")
+    return [h.content.split(": ", 1)[1] for h in hits if "owl" in h.content]  # each without its date
 
 
 def test_the_next_search_in_a_space_sees_an_add_an_editors_save_and_a_forget(served):

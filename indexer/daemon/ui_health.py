@@ -10,10 +10,11 @@ from indexer.daemon.scheduler import JOBS
 
 
 def status(mem, _query=None) -> dict:
-    """GET /v1/ui/status: per store (global, and the project's when the daemon serves one), its notes, chunks, vectors, pending and skipped notes (as `mdmem status`),
-    with each skipped note's reason under "skipped_notes" ({uri: why}); the models (as `mdmem models --json
-    --no-probe`) with each store's fill ("fill": vectors and ranking vectors made, and waiting); the jobs: what
-    each store's writer does now and how often the scheduled passes run."""
+    """GET /v1/ui/status: per store (global, and the project's when the daemon serves one), its notes, chunks,
+    vectors, pending and skipped notes (as `mdmem status`), with each skipped note's reason under "skipped_notes"
+    ({uri: why}); the models (as `mdmem models --json --no-probe`) with each store's fill ("fill": vectors and
+    ranking vectors made, and waiting); the jobs: what each store's writer does now and how often the scheduled
+    passes run."""
     stores = mem.status(scope="all")  # the daemon's project store too: the page lists, edits and searches it
     for st in mem.stores("all"):
         if st.name in stores:

@@ -41,7 +41,7 @@ class KeptCopy:
     def nearest_within(self, key, qvec, k: int, load) -> list[tuple[str, float]] | None:
         """(id, cosine) of the k nearest among the rows a filter lets through, the filter's rows kept between
         queries (key names the filter; load() reads its {id: vec0 rowid}, or None when it lets too many through:
-        then None). Only copies that keep_filters answer it."""
+        then None). Only copies whose keeps_filters is true answer it."""
         raise NotImplementedError
 
     def refresh(self, con):
