@@ -34,8 +34,8 @@ def _cleanup(st: Store, _payload, cfg: Config, _warn) -> dict:
     return cleanup_store(st, cfg.trash_days)
 
 
-def _reinforce(st: Store, chunk_id: str, _cfg, _warn) -> float | None:
-    return usage.reinforce(st, chunk_id)
+def _reinforce(st: Store, args: tuple, _cfg, _warn) -> float | None:
+    return usage.reinforce(st, *args)
 
 
 def _carry(st: Store, args: tuple, _cfg, _warn) -> str | None:

@@ -35,6 +35,21 @@ def test_a_restatement_with_filler_words_reinforces_and_undo_writes_the_line(mak
     assert mem.get(undone["result"]["id"])["text"].endswith("记住，我对花生过敏！")
 
 
+def test_undoing_a_reinforcement_takes_its_restatement_back(make_memory):
+    mem = make_memory()
+    first = mem.add("I keep my spare key under the blue flowerpot", type="fact")
+    again = mem.add("Remember that I keep my spare key under the blue flowerpot.", type="fact")
+    third = mem.add("I keep my spare key under the blue flowerpot!", type="fact")
+    assert again["action"] == third["action"] == "reinforced"
+    assert mem.get(first["id"])["reinforcement"] == 2
+    undone = mem.review("undo", id=again["decision"]["id"])
+    assert undone["result"]["restated"] == {"id": first["id"], "reinforcement": 1}
+    assert mem.get(first["id"])["reinforcement"] == 1  # the other restatement still counts
+    mem.review("undo", id=third["decision"]["id"])
+    assert mem.get(first["id"])["reinforcement"] == 0
+    assert _note(mem, first).count("spare key") == 3  # and both lines it had not written are written
+
+
 def test_a_near_pair_with_another_value_is_never_merged(make_memory):
     mem = make_memory()
     mem.add("Tom's birthday is March 4", type="fact")
@@ -132,8 +147,10 @@ def test_with_an_llm_a_near_memory_is_decided_by_it_and_undone_like_the_rest(mak
         prompt = "\n".join(m["content"] for m in srv.requests[-1]["body"]["messages"])
         assert "Stored: My brother lives in Oslo" in prompt and "New: My cousin lives in Oslo" in prompt
         assert "My cousin" not in _note(mem, brother)
+        assert mem.get(brother["id"])["reinforcement"] == 1
         mem.review("undo", id=same["decision"]["id"])  # the new line back from the trash
         assert "My cousin lives in Oslo" in _note(mem, brother)
+        assert mem.get(brother["id"])["reinforcement"] == 0
 
         srv.reply = "UPDATE"
         moved = mem.add("My sister lives in Oslo", type="fact")
