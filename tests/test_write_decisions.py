@@ -4,6 +4,7 @@ supersedes, a near pair stays two memories; each decision is in the store's log 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 from indexer.notes import decision_log
 
@@ -162,3 +163,36 @@ def test_with_an_llm_a_near_memory_is_decided_by_it_and_undone_like_the_rest(mak
         assert odd["action"] == "appended" and odd["decision"]["review"]
         assert "could not decide" in odd["decision"]["reason"]
         assert [e["id"] for e in mem.review()["entries"]] == [odd["decision"]["id"]]
+
+
+def _age(mem, days: float, ids: set[str]) -> None:
+    """Every line of these decisions written `days` ago."""
+    path = mem.cfg.home / decision_log.FILE
+    then = (datetime.now(timezone.utc) - timedelta(days=days)).isoformat(timespec="seconds")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps({**r, "at": then} if r["id"] in ids else r, ensure_ascii=False) + "\n"
+                            for r in rows), encoding="utf-8")
+
+
+def test_the_cleanup_pass_drops_decisions_past_their_days_and_keeps_what_waits_for_review(make_memory):
+    week = {"journal/2026-02-02.md": "# Journal 2026-02-02\n\n- 09:00: Ordered the new laptops.\n"}
+    mem = make_memory(global_notes=week, decisions_days=10)
+    mem.add("I keep my spare key under the blue flowerpot", type="fact")
+    old = mem.add("Remember that I keep my spare key under the blue flowerpot.", type="fact")["decision"]["id"]
+    recent = mem.add("I keep my spare key under the blue flowerpot!", type="fact")["decision"]["id"]
+    mem.add("My brother lives in Oslo", type="fact")
+    waiting = mem.add("My cousin lives in Oslo", type="fact")["decision"]["id"]
+    proposal = mem.consolidate(now="2026-11-27")["proposals"][0]["id"]
+    mem.review("reject", id=proposal)
+    _age(mem, 11, {old, waiting, proposal})
+    _age(mem, 9, {recent})
+
+    assert sum(r["decisions_expired"] for r in mem.cleanup()) == 2
+    left = {e["id"]: e for e in mem.review("list", all=True)["entries"]}
+    assert set(left) == {recent, waiting, proposal} and left[waiting]["status"] == "pending"
+    assert left[proposal]["status"] == "rejected" and left[proposal]["week"] == "2026-W06"
+    text = (mem.cfg.home / decision_log.FILE).read_text(encoding="utf-8")
+    assert "Remember that" not in text and "new laptops" not in text  # what they said is gone with them
+    assert mem.consolidate(now="2026-11-27")["proposed"] == 0  # the rejected week is still not asked again
+    assert sum(r["decisions_expired"] for r in mem.cleanup()) == 0
+    assert mem.review("undo", id=recent)["status"] == "undone"  # within its days it can still be undone
