@@ -30,14 +30,15 @@ _ASSISTANT_ROLES = ("assistant", "system", "tool", "model", "character", "bot")
 _ME = r"(?:i|we)"
 _ADV = r"(?:(?:really|also|still|just|recently|finally|actually|usually|always|never|often|sometimes|totally|" \
        r"absolutely|definitely|already|now|currently|only|even|so|too|kind of|sort of|mostly|all|both|typically|" \
-       r"usually|normally|generally|regularly|rarely|each|once|first)\s+)*"
+       r"usually|normally|generally|regularly|rarely|each|once|first|truly|very|super|pretty|quite|incredibly|" \
+       r"extremely|deeply)\s+)*"
 _NEG = r"(?:don't|do not|didn't|did not|never|can't|cannot|can not|won't|will not|am not|'m not|no longer|" \
        r"wouldn't|shouldn't|haven't|hasn't)\s+"
 # discourse verbs: a first person with one of these reports a reaction, not a fact about the speaker
-_REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|see|saw it|understand|feel|felt|" \
+_REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|see(?=\s*(?:[,.!?]|$|what|how|why|that|where|your|it\b))|saw it|understand|feel|felt|" \
             r"wish|wonder|wondered|believe|suppose|appreciate|admire|imagine|totally|can't wait|cannot wait|" \
-            r"get it|got it|get that|remember when|love that|love it|love this|love your|love how|like that|" \
-            r"like it|like your|like how|hate that|hate it|was wondering|wanted to ask|want to ask|" \
+            r"get it|got it|get that|remember when|(?:love|like) (?:that|this)(?!\s+(?!so\b|too\b|you\b|idea\b|much\b|one\b)[a-z]{3,})|" \
+            r"love it|love your|love how|like it|like your|like how|hate that|hate it|was wondering|wanted to ask|want to ask|" \
             r"have to say|must say|gotta say|can see|can tell|can imagine|would love|'d love|would like to know|" \
             r"just wanted|am sure|'m sure|am glad|'m glad|am happy for|'m happy for|am sorry|'m sorry|" \
             r"am so|'m so|am really|'m really|am excited for|'m excited for|am proud of you|'m proud of you|" \
@@ -51,7 +52,7 @@ _STATE = r"(?:am|'m|are|'re|was|were)\s+(?:(?:a|an|the|from|in|at|based|original
          r"engaged|pregnant|retired|allergic|vegetarian|vegan|learning|working|studying|planning|going|moving|" \
          r"training|volunteering|saving|taking|writing|building|starting|trying|thinking of|thinking about|" \
          r"looking for|looking into|preparing|getting|leaving|visiting|hosting|organizing|applying|raising|" \
-         r"born|raised|part of|\d)\b|\w+ing\b)"
+         r"born|raised|part of|after|keen|off to|up for|set on|eager|\d)\b|\w+ing\b)"
 _HAVE = r"(?:have|has|had|'ve got|own|owned|'ve|'ve been|have been|had been)\s+(?:a|an|two|three|four|five|" \
         r"\d+|my|our|some|been|got|never|always|just|already|lived|worked|started|finished|made|done|" \
         r"taken|seen|read|visited|joined|adopted|decided|learned|[a-z]+ed)\b"
@@ -68,16 +69,19 @@ _PAST = r"(?:[a-z]+ed|went|got|made|took|ran|met|bought|began|found|gave|saw|wro
         r"meant|rang|rose|sat|sought|shook|sank|sprang|stuck|stung|swept|tore|wept|wound)\b"
 _VERB_AFTER_ME = re.compile(
     rf"\b{_ME}\s+{_ADV}(?P<neg>{_NEG})?{_ADV}(?P<what>{_REACTION}|{_PREFER}|{_STATE}|{_HAVE}|{_PLACE}|{_PLAN}|"
-    rf"{_PAST})|\b(?P<contr>i'm|i've|i'll|i'd|we're|we've|we'll)\s+{_ADV}(?P<what2>\w+(?:\s+\w+)?)", re.I)
-_ELIDED_ME = re.compile(rf"^(?:(?:well|so|yeah|yes|yep|yup|oh|and|also|just|recently|finally|actually)[,!]?\s+)*"
-                        rf"(?:been\s+\w+|(?:{_PAST})\s+(?:a|an|the|my|some|\w+ing|to|into|back|\d))", re.I)
+    rf"{_PAST})(?!')|\b(?P<contr>i'm|i've|i'll|i'd|we're|we've|we'll)\s+{_ADV}(?P<what2>\w+(?:\s+\w+)?)", re.I)
+_ELIDED_ME = re.compile(rf"(?:^|\s[-\u2013\u2014]\s)(?:(?:well|so|yeah|yes|yep|yup|oh|and|also|just|recently|finally|actually)[,!]?\s+)*"
+                        rf"(?:been\s+\w+ing|(?:{_PAST})\s+(?:a|an|the|my|some|\w+ing|to|into|back|\d))", re.I)
 # habits and what one does with one's own things: "I typically hold it for a minute", "I visualize my goals"
-_HABIT = re.compile(r"\b(?:i|we)\s+(?:typically|usually|normally|generally|often|always|sometimes|regularly|"
+_HABIT = re.compile(r"\b(?:once|twice|\w+ times)\s+a\s+(?:day|week|month|year)\b|\b(?:i|we)\b.*\bevery\s+(?:day|week|"
+                    r"month|year|morning|evening|night|weekend|monday|tuesday|wednesday|thursday|friday|saturday|"
+                    r"sunday)\b|\b(?:i|we)\s+(?:typically|usually|normally|generally|often|always|sometimes|regularly|"
                     r"rarely|never)\s+[a-z]+|\b(?:i|we)\s+(?!love|like|miss|mean|hope|wish)[a-z]{3,}\s+(?:my|our)\s+\w+",
                     re.I)
 # a thing described, not judged: "It's a map of Middle-earth", "They're visuals of the characters"
 _JUDGED = r"(?:great|good|nice|awesome|cool|amazing|wonderful|lovely|beautiful|fantastic|brilliant|fun|interesting|" \
-          r"tough|hard|lot|bit|kind|sort|way|real|true|so|really|very|such|pretty|super|totally|definitely|just|too|all)"
+          r"tough|hard|lot|bit|kind|sort|way|real|true|so|really|very|such|pretty|super|totally|definitely|just|too|all|" \
+          r"been|like|gonna|going|getting|also|always)"
 _DESCRIBED = re.compile(rf"^(?:it|this|that|these|those|they|he|she)\s*(?:'s|is|are|'re|was|were)\s+"
                         rf"(?!(?:(?:a|an|the|my|our|his|her|their|some)\s+)?{_JUDGED}\b)"
                         rf"(?:(?:a|an|the|my|our|his|her|their|some)\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}\s+"
@@ -86,10 +90,26 @@ _POSSESSIVE = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were
                          r"loves?|likes?|hates?|works?|lives?|went|got|turned|named|called|[a-z]+ed)\b"
                          r"|\b(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:and i|and me)\b"
                          r"|\b(?:is|are|was|were|'s|'re)\s+(?:\w+\s+)?(?:my|our)\s+(?!pleasure\b)", re.I)
-_RELATION = re.compile(r"\b(?:my|our)\s+(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
+_RELATION = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
                        r"mom|mother|dad|father|parents?|sister|brother|siblings?|grandma|grandpa|grandmother|"
                        r"grandfather|girlfriend|boyfriend|fianc[eé]e?|friend|best friend|boss|cousin|aunt|uncle|"
-                       r"niece|nephew|family|dog|cat|pet|puppy|kitten)s?\b", re.I)
+                       r"niece|nephew|family|dog|cat|pet|puppy|kitten|neighbou?r|roommate|flatmate|colleague|coworker|"
+                       r"classmate|teammate|teacher|coach|mentor|students?|team|crew|band|club|group)s?\b", re.I)
+# someone else's doings: a name, or he, she, they, with a verb of their own (Tilly helps me focus, She had a
+# tough time, My neighbour Bob keeps pigeons, They signed it); it, this and that are judged, not told about
+_DID = rf"(?:(?:\w+ly|also|still|just|even|never|always|often)\s+)?(?!sounds|looks|seems|feels)(?:{_PAST}|[a-z]{{2,}}(?<![su])s|has|have)(?!')"
+_OTHERS = re.compile(rf"(?:(?:^|[,;:-]\s*|\b(?:and|but|so|because|when|since|then)\s+)(?:he|she|they)\s+{_DID}\s+"
+                     rf"(?:a|an|the|my|his|her|their|our|your|me|him|them|us|it|some|this|that|up|out|back|home|at|in|"
+                     rf"on|for|with|from|into|to|\d+|two|three|every|each|\w+ing)\b"
+                     rf"|(?<=[a-z,]\s)(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+{_DID}\s+\w)", re.I)
+# showing one's own things: "Here's one of my trophies", "Check out my painting", "a pic of me and the team"
+_SHOWN = re.compile(r"\b(?:here's|here is|here are|this is|these are|check out|check|take a look at|look at|meet)\s+"
+                    r"(?:\w+\s+){0,3}?(?:my|our|me|us)\b|\b(?:pic|photo|picture|shot|snap|video|selfie)s?\s+"
+                    r"(?:of|from)\s+(?:me|us|my|our|when|last|the day)\b", re.I)
+# the first person left out of a plan or what one is busy with: "Gonna continue my studies", "Still working on it"
+_ELIDED_PLAN = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|now|currently|right now)[,!]?\s+)*"
+                          r"(?:gonna|going to|planning (?:to|on)|working on|trying to|hoping to|getting ready|"
+                          r"looking (?:for|into)|searching for|saving (?:up )?for)\s+(?!be\b|it\b|that\b)\w+", re.I)
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
 _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
                        r"never forget|note that|make a note|keep in mind|for the record|fyi|from now on)\b|"
@@ -102,14 +122,15 @@ _TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday|next|last|this)\s*(?:week|w
                    r"august|september|october|november|december|\d{4})\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|"
                    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:days?|weeks?|months?|years?) ago\b", re.I)
 _QUESTION_HEAD = re.compile(r"^\s*(?:do|does|did|am|is|are|was|were|can|could|should|would|will|have|has|what|"
-                            r"why|how|where|when|who|which|whose|any|anything|wanna|want)\b", re.I)
+                            r"why|how|where|when|who|which|whose|any|anything|wanna|want|got|you)\b", re.I)
 _YOU = re.compile(r"\b(?:you|you're|you've|you'll|you'd)\s+(?:\w+\s+){0,2}?(?:are|were|have|had|like|love|"
                   r"prefer|hate|live|work|said|mentioned|told|want|need|wanted|eat|drink|can't|don't|never|"
                   r"'re|'ve|allergic)\b|\byour\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were|'s)\b", re.I)
 _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am going to|we'll|we will)\s+"
                      r"(?!be\b|see\b|think\b|have to\b|try\b|let you\b)\w+", re.I)
-_EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to)\s+" + _ADV +
-                         r"(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|your|one)\b", re.I)
+_EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to|i might|i may|"
+                         r"i could|i should|i wanna|i want to|i need to|i hope to)\s+" + _ADV +
+                         r"(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|ya|your|one)\b", re.I)
 _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
                                 rf"touched|always here|heard|keep (?:going|pushing|at|it|working|trying|that|you|on|up|doing)|make sure|" \
                                 rf"do (?:my|our) best|do it|do that|been (?:so|really|busy|thinking|feeling|good|great|well|ok|okay|pretty|super|" \
@@ -118,6 +139,37 @@ _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhaust
                                 rf"much)|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
                                 rf"totally|definitely|just|also|still|sending|rooting|going to have|gonna have|"
                                 rf"{_REACTION})\b", re.I)
+# pep talk: carrying on, not giving up, doing one's best, dreams and goals, being there for someone. A sentence
+# that says nothing besides (I'll keep pushing, I won't let you down, Always here for you) is encouragement
+_PEP = re.compile(r"\b(?:keep(?:s|ing)?(?:\s+on)?\s+(?:\w+ing\b|it up|at it|up|on|it)|"
+                  r"stay(?:s|ing)?\s+(?:so\s+|really\s+)?(?:positive|optimistic|strong|motivated|focused|determined|"
+                  r"hopeful|upbeat|calm|humble|true|safe|tuned)|"
+                  r"(?:try|trying|do|doing|give(?: it)?|giving(?: it)?)\s+(?:my|our|your)\s+(?:best|all)|"
+                  r"give(?:s|n)?\s+up|giving up|quit(?:ting)?|stop(?:ping)?|let (?:you|anyone|them|myself|him|her) down|"
+                  r"(?:reach|chase|follow|pursue|achieve|make|live|go for|going for|reaching|chasing|following|"
+                  r"pursuing|achieving|making|living)\s+(?:my|our|your)\s+(?:own\s+)?(?:dreams?|goals?)|"
+                  r"dreams? come true|believ\w*\s+in\s+(?:my|your|our)sel(?:f|ves)|hang(?:ing)? in there|"
+                  r"(?:make|get|got|getting|push|pushing|making) (?:it )?through(?: (?:this|it|that))?|"
+                  r"whatever comes(?: \w+ way)?|no matter what|make (?:you|them|him|her) proud|"
+                  r"(?:right )?(?:by|on) (?:your|my) side|here (?:for|to) (?:you|help|listen|support|cheer)|"
+                  r"cheer(?:ing)? (?:you|for you) on|root(?:ing)? for (?:you|us|me)|"
+                  r"(?:we|you) (?:can|could|will) do (?:it|this)|(?:it|this) (?:will|'ll) (?:work out|pay off))\b", re.I)
+# the conversation itself as a time: "since we last talked" says nothing about the speaker's life
+_SINCE_CHAT = re.compile(r"\b(?:since|when|after|before)\s+(?:we|i|you)\s+(?:last\s+)?(?:talked|chatted|spoke|caught up|"
+                         r"messaged|texted|met up)(?:\s+last)?\b", re.I)
+# what holds for everyone, or a reaction, when the speaker is not in it: a maxim led by a gerund ("Taking care of
+# ourselves is key"), "It's amazing how …", the universal we ("It adds something to our lives"), "Let's …",
+# "Glad you …"
+_GENERAL = re.compile(rf"^(?:\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|really\s+)?(?:glad|sorry|happy|congrats|"
+                      rf"thanks|lucky|nice|cool|great|awesome|wow)\b|(?:it's|it is|that's|that is)\s+(?:\w+\s+)?"
+                      rf"(?:{_JUDGED}|incredible|inspiring|crazy|funny|sad|important|key|vital|special|true)\s+"
+                      rf"(?:how|that|when|what|to)\b)|\b(?:we all|all of us|each of us|each other|our (?:lives|hearts|"
+                      rf"souls|loved ones|own|best|true selves|future|well-being))\b(?<!we all)", re.I)
+_ME_SINGULAR = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
+_VOCATIVE = re.compile(r"(?:^|,)\s*[A-Z][a-z]+(?=\s*(?:[!,.?]|$))")
+_PEP_FILLER = frozenset(("gonna", "going", "will", "keep", "never", "no", "matter", "way", "comes", "always", "ever",
+                         "won't", "can", "sure", "definitely", "totally", "together", "hard", "anything", "whatever",
+                         "promise", "want", "guys", "things", "hey", "yeah", "yes", "okay", "ok", "time", "right"))
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|\d+")
 MIN_CONTENT_WORDS = 2
@@ -167,6 +219,8 @@ def judge(sentence: str, assistant: bool = False) -> tuple[str, int] | None:
 def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
     if sum(1 for w in _WORD.findall(s) if not is_stopword(w)) < MIN_CONTENT_WORDS:
         return None  # "Yes, I did." "I definitely will.": nothing said that a later question could ask about
+    if _pep(s):
+        return None  # I'll keep pushing, I won't let you down, Never give up!
     asks = _REMEMBER.search(s) is not None
     if assistant:
         if _YOU.search(s) and not s.rstrip().endswith("?"):
@@ -174,7 +228,8 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
         if _COMMIT.search(s) and not s.rstrip().endswith("?"):
             return "decision", 3
         return None
-    if s.rstrip().endswith("?") and not asks and (_QUESTION_HEAD.match(s) or not _fact_shape(s)):
+    if s.rstrip().endswith("?") and not asks and (_QUESTION_HEAD.match(s) or not _fact_shape(s)
+                                                  or not re.search(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b", s, re.I)):
         return None
     if asks:
         rest = _after_remember(s)
@@ -185,7 +240,18 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
     kind = _kind(s)
     if kind is None or (kind == "decision" and _EMPTY_PLAN.search(s) and not _TIME.search(s)):
         return None
+    if not _ME_SINGULAR.search(s) and _GENERAL.search(s) and not re.search(rf"\bwe\s+(?:all\s+)?{_PAST}", s, re.I):
+        return None
     return kind, {"preference": 3, "entity": 3, "fact": 3, "decision": 3}.get(kind, 2)
+
+
+def _pep(s: str) -> bool:
+    """Encouragement and nothing else: what is left without its pep phrases and the names called holds fewer than
+    two content words."""
+    if not _PEP.search(s):
+        return False
+    rest = _VOCATIVE.sub(" ", _PEP.sub(" ", s))
+    return sum(1 for w in _WORD.findall(rest) if not is_stopword(w) and w.lower() not in _PEP_FILLER) < MIN_CONTENT_WORDS
 
 
 def _after_remember(s: str) -> str:
@@ -199,7 +265,7 @@ def _fact_shape(s: str) -> bool:
 
 def _kind(s: str) -> str | None:
     """The type of fact a sentence's shape states, from its first-person verbs, possessives and time words."""
-    kinds = []
+    s, kinds = _SINCE_CHAT.sub("", s), []
     for m in _VERB_AFTER_ME.finditer(s):
         what = (m["what"] or "").lower()
         if m["contr"]:
@@ -216,6 +282,10 @@ def _kind(s: str) -> str | None:
         kinds.append(_verb_kind(what, bool(m["neg"])))
     if _ELIDED_ME.search(s):
         kinds.append("episodic")
+    if _ELIDED_PLAN.search(s):
+        kinds.append("decision")
+    if _OTHERS.search(s) or _SHOWN.search(s):
+        kinds.append("fact")
     if _HABIT.search(s) or _DESCRIBED.search(s):
         kinds.append("fact")
     if _RELATION.search(s):

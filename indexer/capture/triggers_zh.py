@@ -19,7 +19,19 @@ _ZH_FEELING = re.compile(r"^我(?:今天|现在)?(?:有点|有些|好|太|很|�
                          r"伤心|激动|紧张)(?:了|死了|啊|呀)?[。！!~～…]*$")
 _ZH_RELATION = re.compile(r"我(?:们)?(?:的)?(?:女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|爱人|妈妈|母亲|爸爸|父亲|爸妈|父母|"
                           r"妈|爸|男朋友|女朋友|对象|未婚[夫妻]|哥哥|姐姐|弟弟|妹妹|孩子|宝宝|爷爷|奶奶|外公|外婆|姥姥|姥爷|"
-                          r"朋友|同事|老板|领导|同学|室友|猫|狗|家人|家里)")
+                          r"朋友|同事|老板|领导|同学|室友|猫|狗|家人|家里|邻居|老师|教练|学生|队友|搭档|合伙人|舅舅|叔叔|阿姨|"
+                          r"姑姑|表哥|表姐|表弟|表妹|堂哥|堂姐|闺蜜|兄弟|师父|徒弟|房东|导师|团队|乐队)")
+# someone else's doings: he, she, they, or a 老王 / 小李, with a verb of their own (她上周生了个女儿, 老王养鸽子)
+_ZH_OTHERS = re.compile(r"(?:^|[，,])(?:他们|她们|他|她|[老小][\u4e00-\u9fff](?![\u4e00-\u9fff]*[吗呢]))"
+                        r"(?:[^，,。！？说觉看好真太]{0,6}?)(?:了|过|养|在[^，,。]{1,10}(?:工作|上班|上学|住|读书)|每天|每周|经常|"
+                        r"喜欢|爱吃|讨厌|住在|搬到|开了|有(?:一|两|三|个|只|\d))")
+# showing one's own things: 这是我的奖杯, 给你看看我画的画
+_ZH_SHOWN = re.compile(r"(?:这是|这就是|那是|这些是|这张是|给你看看?|看看|瞧瞧)我(?:们)?")
+# pep talk: 坚持下去, 不会放弃, 渡过难关, 加油; a sentence with little else is encouragement, not a fact
+_ZH_PEP = re.compile(r"坚持(?:下去|住|到底)?|加油|放弃|努力|渡过难关|挺过去|熬过去|梦想|让你失望|支持你|陪着你|相信自己|"
+                     r"会好起来|没问题|你可以的|一定可以|一定行")
+_ZH_PEP_FILLER = re.compile(r"我们|我|你|会|一定|要|的|了|吧|啊|呀|都|也|一起|继续|还是|绝对|绝|决|不|别|永远|再|一直|"
+                            r"[\s，,。！？!?~～…]")
 _ZH_PLAN = re.compile(r"(?:明天|后天|今晚|今天晚上|下周.?|下星期.?|下个?月|明年|周末|这周.?|本周.?|星期[一二三四五六日天]|"
                       r"周[一二三四五六日]|\d+月\d+[日号]|\d+[日号]|\d+点)|我(?:们)?(?:要|打算|准备|计划|决定|想要|将|会|得)")
 _ZH_PAST = re.compile(r"我(?:们)?(?:昨天|前天|上周.?|上个?月|去年|刚|刚刚|已经|最近|终于)?.{0,8}?(?:了|过)")
@@ -48,6 +60,8 @@ def judge_zh(s: str, assistant: bool) -> tuple[str, int] | None:
         if _ZH_COMMIT.search(core):
             return "decision", 3
         return None
+    if _ZH_PEP.search(core) and len(_ZH_PEP_FILLER.sub("", _ZH_PEP.sub("", core))) < 3:
+        return None  # 我一定会坚持下去！ 我们会一起渡过难关的。
     if asks:
         return ("instruction" if re.search(r"以后|从现在起|每次|总是|不要|别", core) and not _zh_kind(core)
                 else _zh_kind(core) or "fact"), 4
@@ -75,7 +89,7 @@ def _zh_kind(s: str) -> str | None:
         return "decision" if re.search(r"要|打算|准备|计划|决定|将|会", s) else "episodic"
     if _ZH_RELATION.search(s):
         return "entity"
-    if _ZH_POSSESSIVE.search(s) or _ZH_FACT.search(s):
+    if _ZH_POSSESSIVE.search(s) or _ZH_FACT.search(s) or _ZH_OTHERS.search(s) or _ZH_SHOWN.search(s):
         return "fact"
     if _ZH_PAST.search(s):
         return "episodic"
