@@ -113,7 +113,7 @@ def test_pep_talk_maxims_and_questions_without_the_speaker_are_chit_chat(turn):
 @pytest.mark.parametrize("turn, type_", [
     ("My neighbour Bob keeps pigeons.", "entity"),  # a relation, a name and what they do
     ("My coach Dave runs marathons.", "entity"),
-    ("That pic's from when my dance crew took first place.", "entity"),
+    ("That pic's from when my dance crew took first place.", "fact"),
     ("She had a tough time after the divorce.", "fact"),  # someone else's doings
     ("They signed it to show our friendship.", "fact"),
     ("He never gives up and always stands up for justice.", "fact"),

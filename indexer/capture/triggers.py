@@ -7,7 +7,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from indexer.capture.triggers_zh import judge_zh
+from indexer.capture.triggers_zh import chatter_zh, judge_zh
 from indexer.notes.textseg import has_han, is_stopword
 
 
@@ -35,10 +35,10 @@ _ADV = r"(?:(?:really|also|still|just|recently|finally|actually|usually|always|n
 _NEG = r"(?:don't|do not|didn't|did not|never|can't|cannot|can not|won't|will not|am not|'m not|no longer|" \
        r"wouldn't|shouldn't|haven't|hasn't)\s+"
 # discourse verbs: a first person with one of these reports a reaction, not a fact about the speaker
-_REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|see(?=\s*(?:[,.!?]|$|what|how|why|that|where|your|it\b))|saw it|understand|feel|felt|" \
+_REACTION = r"(?:think|thought|guess|know(?=\s*(?:[,.!?]|$|what|how|why|that|where|who|right|it\b|you\b|the feeling))|knew|mean|meant|hope|hoped|bet|agree|see(?=\s*(?:[,.!?]|$|what|how|why|that|where|your|it\b))|saw it|understand|feel|felt|" \
             r"wish|wonder|wondered|believe|suppose|appreciate|admire|imagine|totally|can't wait|cannot wait|" \
             r"get it|got it|get that|remember when|(?:love|like) (?:that|this)(?!\s+(?!so\b|too\b|you\b|idea\b|much\b|one\b)[a-z]{3,})|" \
-            r"love it|love your|love how|like it|like your|like how|hate that|hate it|was wondering|wanted to ask|want to ask|" \
+            r"(?:love|like|enjoy) (?:it|them)\b|love your|love how|like your|like how|hate that|hate it|was wondering|wanted to ask|want to ask|" \
             r"have to say|must say|gotta say|can see|can tell|can imagine|would love|'d love|would like to know|" \
             r"just wanted|am sure|'m sure|am glad|'m glad|am happy for|'m happy for|am sorry|'m sorry|" \
             r"am so|'m so|am really|'m really|am excited for|'m excited for|am proud of you|'m proud of you|" \
@@ -48,11 +48,12 @@ _REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|s
 _PREFER = r"(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|dislike|dislikes|adore|can't stand|" \
           r"eat|drink|smoke|am into|'m into|am a (?:big |huge )?fan of|'m a (?:big |huge )?fan of|" \
           r"am allergic|'m allergic|am vegetarian|'m vegetarian|am vegan|'m vegan)\b"
-_STATE = r"(?:am|'m|are|'re|was|were)\s+(?:(?:a|an|the|from|in|at|based|originally|married|single|divorced|" \
+_STATE = r"(?:am|'m|are|'re|was|were)\s+(?:(?:a|an|the|from|at|based|originally|married|single|divorced|" \
          r"engaged|pregnant|retired|allergic|vegetarian|vegan|learning|working|studying|planning|going|moving|" \
          r"training|volunteering|saving|taking|writing|building|starting|trying|thinking of|thinking about|" \
          r"looking for|looking into|preparing|getting|leaving|visiting|hosting|organizing|applying|raising|" \
-         r"born|raised|part of|after|keen|off to|up for|set on|eager|\d)\b|\w+ing\b)"
+         r"born|raised|part of|after|keen|off to|up for|set on|eager|in(?!\s+(?:awe|for|to|this|it|on)\b)|\d)\b|" \
+         r"\w+ing\b)"
 _HAVE = r"(?:have|has|had|'ve got|own|owned|'ve|'ve been|have been|had been)\s+(?:a|an|two|three|four|five|" \
         r"\d+|my|our|some|been|got|never|always|just|already|lived|worked|started|finished|made|done|" \
         r"taken|seen|read|visited|joined|adopted|decided|learned|[a-z]+ed)\b"
@@ -86,15 +87,15 @@ _DESCRIBED = re.compile(rf"^(?:it|this|that|these|those|they|he|she)\s*(?:'s|is|
                         rf"(?!(?:(?:a|an|the|my|our|his|her|their|some)\s+)?{_JUDGED}\b)"
                         rf"(?:(?:a|an|the|my|our|his|her|their|some)\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}\s+"
                         rf"(?:of|from|for|by|about|called|named|inspired|made|written|painted)\b", re.I)
-_POSSESSIVE = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|'s|has|have|had|just|"
-                         r"loves?|likes?|hates?|works?|lives?|went|got|turned|named|called|[a-z]+ed)\b"
+_POSSESSIVE = re.compile(rf"\b(?:my|our)\s+(?:[\w'-]+\s+){{0,3}}?(?:is|are|was|were|'s|has|have|had|just|"
+                         rf"loves?|likes?|hates?|works?|lives?|turned|named|called|{_PAST})\b(?!')"
                          r"|\b(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:and i|and me)\b"
                          r"|\b(?:is|are|was|were|'s|'re)\s+(?:\w+\s+)?(?:my|our)\s+(?!pleasure\b)", re.I)
 _RELATION = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
                        r"mom|mother|dad|father|parents?|sister|brother|siblings?|grandma|grandpa|grandmother|"
                        r"grandfather|girlfriend|boyfriend|fianc[eé]e?|friend|best friend|boss|cousin|aunt|uncle|"
-                       r"niece|nephew|family|dog|cat|pet|puppy|kitten|neighbou?r|roommate|flatmate|colleague|coworker|"
-                       r"classmate|teammate|teacher|coach|mentor|students?|team|crew|band|club|group)s?\b", re.I)
+                       r"niece|nephew|dog|cat|pet|puppy|kitten|neighbou?r|roommate|flatmate|colleague|coworker|"
+                       r"classmate|teammate|teacher|coach|mentor|students?)s?\b", re.I)
 # someone else's doings: a name, or he, she, they, with a verb of their own (Tilly helps me focus, She had a
 # tough time, My neighbour Bob keeps pigeons, They signed it); it, this and that are judged, not told about
 _DID = rf"(?:(?:\w+ly|also|still|just|even|never|always|often)\s+)?(?!sounds|looks|seems|feels)(?:{_PAST}|[a-z]{{2,}}(?<![su])s|has|have)(?!')"
@@ -108,7 +109,8 @@ _SHOWN = re.compile(r"\b(?:here's|here is|here are|this is|these are|check out|c
                     r"(?:of|from)\s+(?:me|us|my|our|when|last|the day)\b", re.I)
 # the first person left out of a plan or what one is busy with: "Gonna continue my studies", "Still working on it"
 _ELIDED_PLAN = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|now|currently|right now)[,!]?\s+)*"
-                          r"(?:gonna|going to|planning (?:to|on)|working on|trying to|hoping to|getting ready|"
+                          r"(?:gonna|going to|planning (?:to|on|an?)|(?:really\s+)?(?:love|enjoy|loving|enjoying)\s+"
+                          r"(?!it\b|that\b|this\b|them\b|you\b)|working on|trying to|hoping to|getting ready|"
                           r"looking (?:for|into)|searching for|saving (?:up )?for)\s+(?!be\b|it\b|that\b)\w+", re.I)
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
 _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
@@ -130,7 +132,8 @@ _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am goin
                      r"(?!be\b|see\b|think\b|have to\b|try\b|let you\b)\w+", re.I)
 _EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to|i might|i may|"
                          r"i could|i should|i wanna|i want to|i need to|i hope to)\s+" + _ADV +
-                         r"(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|ya|your|one)\b", re.I)
+                         r"(?:(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|ya|your|one)\b|(?:reach out|get back|"
+                         r"have (?:a blast|fun|a great time)|check (?:\w+ )?out)\b)", re.I)
 _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
                                 rf"touched|always here|heard|keep (?:going|pushing|at|it|working|trying|that|you|on|up|doing)|make sure|" \
                                 rf"do (?:my|our) best|do it|do that|been (?:so|really|busy|thinking|feeling|good|great|well|ok|okay|pretty|super|" \
@@ -143,7 +146,7 @@ _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhaust
 # that says nothing besides (I'll keep pushing, I won't let you down, Always here for you) is encouragement
 _PEP = re.compile(r"\b(?:keep(?:s|ing)?(?:\s+on)?\s+(?:\w+ing\b|it up|at it|up|on|it)|"
                   r"stay(?:s|ing)?\s+(?:so\s+|really\s+)?(?:positive|optimistic|strong|motivated|focused|determined|"
-                  r"hopeful|upbeat|calm|humble|true|safe|tuned)|"
+                  r"hopeful|upbeat|calm|humble|true|safe|tuned|active)|push(?:ing)? on|(?:my|our) best effort|"
                   r"(?:try|trying|do|doing|give(?: it)?|giving(?: it)?)\s+(?:my|our|your)\s+(?:best|all)|"
                   r"give(?:s|n)?\s+up|giving up|quit(?:ting)?|stop(?:ping)?|let (?:you|anyone|them|myself|him|her) down|"
                   r"(?:reach|chase|follow|pursue|achieve|make|live|go for|going for|reaching|chasing|following|"
@@ -153,14 +156,16 @@ _PEP = re.compile(r"\b(?:keep(?:s|ing)?(?:\s+on)?\s+(?:\w+ing\b|it up|at it|up|o
                   r"whatever comes(?: \w+ way)?|no matter what|make (?:you|them|him|her) proud|"
                   r"(?:right )?(?:by|on) (?:your|my) side|here (?:for|to) (?:you|help|listen|support|cheer)|"
                   r"cheer(?:ing)? (?:you|for you) on|root(?:ing)? for (?:you|us|me)|"
-                  r"(?:we|you) (?:can|could|will) do (?:it|this)|(?:it|this) (?:will|'ll) (?:work out|pay off))\b", re.I)
+                  r"(?:we|you) (?:can|could|will) do (?:it|this)|(?:it|this) (?:will|'ll) (?:work out|pay off)|"
+                  r"make (?:a |an )?(?:positive |real |big )?(?:difference|change|impact)|(?:help|inspire|lift) others(?: up)?)\b",
+                  re.I)
 # the conversation itself as a time: "since we last talked" says nothing about the speaker's life
 _SINCE_CHAT = re.compile(r"\b(?:since|when|after|before)\s+(?:we|i|you)\s+(?:last\s+)?(?:talked|chatted|spoke|caught up|"
                          r"messaged|texted|met up)(?:\s+last)?\b", re.I)
 # what holds for everyone, or a reaction, when the speaker is not in it: a maxim led by a gerund ("Taking care of
 # ourselves is key"), "It's amazing how …", the universal we ("It adds something to our lives"), "Let's …",
 # "Glad you …"
-_GENERAL = re.compile(rf"^(?:\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|really\s+)?(?:glad|sorry|happy|congrats|"
+_GENERAL = re.compile(rf"^(?:(?:that's|that is|this is|it's|it is)\s+(?:just\s+|exactly\s+)?(?:what|how|why)\b|\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|really\s+)?(?:glad|sorry|happy|congrats|"
                       rf"thanks|lucky|nice|cool|great|awesome|wow)\b|(?:it's|it is|that's|that is)\s+(?:\w+\s+)?"
                       rf"(?:{_JUDGED}|incredible|inspiring|crazy|funny|sad|important|key|vital|special|true)\s+"
                       rf"(?:how|that|when|what|to)\b)|\b(?:we all|all of us|each of us|each other|our (?:lives|hearts|"
@@ -168,9 +173,19 @@ _GENERAL = re.compile(rf"^(?:\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|rea
 _ME_SINGULAR = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
 _VOCATIVE = re.compile(r"(?:^|,)\s*[A-Z][a-z]+(?=\s*(?:[!,.?]|$))")
 _PEP_FILLER = frozenset(("gonna", "going", "will", "keep", "never", "no", "matter", "way", "comes", "always", "ever",
+                         "rough", "tough", "great", "good", "bad", "crazy", "amazing", "awesome", "hard", "easy",
                          "won't", "can", "sure", "definitely", "totally", "together", "hard", "anything", "whatever",
                          "promise", "want", "guys", "things", "hey", "yeah", "yes", "okay", "ok", "time", "right"))
 
+_INTERJECTIONS = frozenset(("hey", "hi", "hello", "thanks", "thank", "congrats", "congratulations", "wow", "woah", "whoa",
+                            "yeah", "yes", "yep", "yup", "nope", "oh", "aww", "haha", "lol", "omg", "cool", "awesome",
+                            "great", "amazing", "nice", "sweet", "sure", "totally", "definitely", "absolutely",
+                            "glad", "sorry", "bye", "cheers", "woohoo", "yay", "ok", "okay", "alright", "much", "lot"))
+# a judgement of the listener or of a thing said: "You're so funny!", "That's amazing", "Sounds like fun"
+_JUDGEMENT = re.compile(rf"^(?:(?:haha|oh|wow|aww|yeah|omg|lol)\w*[,!]?\s+)*(?:you're|you are|that's|that is|it's|it is|"
+                        rf"this is|how|what an?|so|sounds|looks|seems)\s+(?:so\s+|really\s+|very\s+|such\s+(?:an?\s+)?|"
+                        rf"totally\s+|pretty\s+|like\s+(?:an?\s+)?)?(?:{_JUDGED}|funny|sweet|cute|lovely|inspiring|"
+                        rf"impressive|incredible|beautiful|adorable|hilarious|exciting|fun)\b[^,;]*$", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|\d+")
 MIN_CONTENT_WORDS = 2
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
@@ -191,15 +206,15 @@ def extract(text: str, speaker: str = "", role: str = "user") -> list[Item]:
     at most one memory line, so capture never stores more lines than the raw turn). A character's or
     assistant's turn keeps only what it says about the user and what it commits to."""
     assistant = (role or "").lower() in _ASSISTANT_ROLES
-    kept, kinds, weight = [], [], 0
-    for sent in sentences(text):
-        judged = judge(sent, assistant)
-        if judged is not None:
-            kept.append(sent)
-            kinds.append(judged[0])
-            weight = max(weight, judged[1])
-    if not kept:
+    said = sentences(text)
+    judged = [judge(sent, assistant) for sent in said]
+    kinds = [j[0] for j in judged if j is not None]
+    if not kinds:
         return []
+    weight = max(j[1] for j in judged if j is not None)
+    # a person's kept message keeps what it says around its facts (the question asked later may be about a
+    # sibling sentence: "Love experimenting with spices"); only chatter goes. An assistant keeps its facts alone
+    kept = [s for s, j in zip(said, judged) if j is not None or (not assistant and not _chatter(s))]
     return [Item(_joined(kept), next(k for k in _STRONGEST if k in kinds), weight, speaker)]
 
 
@@ -254,6 +269,17 @@ def _pep(s: str) -> bool:
     return sum(1 for w in _WORD.findall(rest) if not is_stopword(w) and w.lower() not in _PEP_FILLER) < MIN_CONTENT_WORDS
 
 
+def _chatter(s: str) -> bool:
+    """Nothing a later question could ask about: a question, a greeting or thanks, pep talk, a bare reaction."""
+    s = s.strip().translate(_APOSTROPHES)
+    if has_han(s):
+        return chatter_zh(s)
+    if s.endswith("?") or _pep(s) or _JUDGEMENT.match(s):
+        return True
+    return sum(1 for w in _WORD.findall(_VOCATIVE.sub(" ", s)) if not is_stopword(w)
+               and w.lower() not in _INTERJECTIONS) < MIN_CONTENT_WORDS
+
+
 def _after_remember(s: str) -> str:
     return re.sub(r"^.*?\b(?:remember(?: that| to)?|don't forget(?: that| to)?|note that|keep in mind(?: that)?)"
                   r"[:,]?\s*", "", s, count=1, flags=re.I)
@@ -267,6 +293,8 @@ def _kind(s: str) -> str | None:
     """The type of fact a sentence's shape states, from its first-person verbs, possessives and time words."""
     s, kinds = _SINCE_CHAT.sub("", s), []
     for m in _VERB_AFTER_ME.finditer(s):
+        if m["contr"] and re.search(r"\b(?:what|why|how|whatever|who)\s+$", s[:m.start()], re.I):
+            continue  # "why I'm doing it", "what we're going through": a clause, not a statement
         what = (m["what"] or "").lower()
         if m["contr"]:
             what2 = (m["what2"] or "").lower()

@@ -44,11 +44,15 @@ _ZH_YOU = re.compile(r"你(?:的)?.{0,8}?(?:是|喜欢|爱|讨厌|住在|在.{1,
 _ZH_COMMIT = re.compile(r"我(?:会|一定会|保证|答应|记下|记住了|帮你|替你|提醒你)")
 
 
-def judge_zh(s: str, assistant: bool) -> tuple[str, int] | None:
+def _core(s: str) -> str:
     clauses = re.split(r"(?<=[，,])", s.strip())
     while clauses and _ZH_CHAT.match(clauses[0].rstrip("，,")):
         clauses.pop(0)  # 嗯嗯， 哈哈， 好的， before what is said
-    core = "".join(clauses)
+    return "".join(clauses)
+
+
+def judge_zh(s: str, assistant: bool) -> tuple[str, int] | None:
+    core = _core(s)
     if not core:
         return None
     asks = _ZH_REMEMBER.search(core) is not None
@@ -73,6 +77,14 @@ def judge_zh(s: str, assistant: bool) -> tuple[str, int] | None:
         rest = re.split(r"[，,]", core, maxsplit=1)
         return _zh_typed(rest[1]) if len(rest) > 1 else None
     return _zh_typed(core)
+
+
+def chatter_zh(s: str) -> bool:
+    """Nothing a later question could ask about: a question, 嗯嗯 / 谢谢 / 哈哈, pep talk."""
+    core = _core(s)
+    return not core or bool(_ZH_CHAT.match(core) or _ZH_QUESTION.search(core) or _ZH_FEELING.match(core)
+                or re.match(r"^(?:太|好|真|超|挺)[\u4e00-\u9fff]{1,4}(?:了|啊|呀|吧)?[！!。~～…]*$", core)
+                or _ZH_PEP.search(core) and len(_ZH_PEP_FILLER.sub("", _ZH_PEP.sub("", core))) < 3)
 
 
 def _zh_typed(core: str) -> tuple[str, int] | None:
