@@ -86,11 +86,11 @@ _JUDGED = r"(?:great|good|nice|awesome|cool|amazing|wonderful|lovely|beautiful|f
 _DESCRIBED = re.compile(rf"^(?:it|this|that|these|those|they|he|she)\s*(?:'s|is|are|'re|was|were)\s+"
                         rf"(?!(?:(?:a|an|the|my|our|his|her|their|some)\s+)?{_JUDGED}\b)"
                         rf"(?:(?:a|an|the|my|our|his|her|their|some)\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}\s+"
-                        rf"(?:of|from|for|by|about|called|named|inspired|made|written|painted)\b", re.I)
+                        rf"(?:of|from|for|by|about|called|named|inspired|made|written|painted|in|at|with)\b", re.I)
 _POSSESSIVE = re.compile(rf"\b(?:my|our)\s+(?:[\w'-]+\s+){{0,3}}?(?:is|are|was|were|'s|has|have|had|just|"
                          rf"loves?|likes?|hates?|works?|lives?|turned|named|called|{_PAST})\b(?!')"
                          r"|\b(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:and i|and me)\b"
-                         r"|\b(?:is|are|was|were|'s|'re)\s+(?:\w+\s+)?(?:my|our)\s+(?!pleasure\b)", re.I)
+                         r"|\b(?:is|are|was|were|'s|'re)\s+(?:(?:\w+\s+)?(?:my|our)|\w+\s+\w+\s+my)\s+(?!pleasure\b)", re.I)
 _RELATION = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
                        r"mom|mother|dad|father|parents?|sister|brother|siblings?|grandma|grandpa|grandmother|"
                        r"grandfather|girlfriend|boyfriend|fianc[eé]e?|friend|best friend|boss|cousin|aunt|uncle|"
@@ -115,7 +115,8 @@ _ELIDED_PLAN = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|now|curr
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
 _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
                        r"never forget|note that|make a note|keep in mind|for the record|fyi|from now on)\b|"
-                       r"^\s*(?:remember|note|(?:please\s+)?(?:always|never))\b", re.I)
+                       r"^\s*(?:remember|note|(?:please\s+)?(?:always|never)(?!\s+(?:good|great|happy|glad|nice|here|there|"
+                       r"fun|welcome|an?|so|the|been|\w+ing)\b))\b", re.I)
 _IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:always|never|don't|do not|call me|use|answer|reply|write|"
                          r"remind me|from now on)\b", re.I)
 _TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday|next|last|this)\s*(?:week|weekend|month|year|monday|"
@@ -132,7 +133,7 @@ _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am goin
                      r"(?!be\b|see\b|think\b|have to\b|try\b|let you\b)\w+", re.I)
 _EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to|i might|i may|"
                          r"i could|i should|i wanna|i want to|i need to|i hope to)\s+" + _ADV +
-                         r"(?:(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|ya|your|one)\b|(?:reach out|get back|"
+                         r"(?:(?:\w+\s+){0,4}?(?:it|that|them|this|those|you|ya|your|one)\b|(?:reach out|get back|"
                          r"have (?:a blast|fun|a great time)|check (?:\w+ )?out)\b)", re.I)
 _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
                                 rf"touched|always here|heard|keep (?:going|pushing|at|it|working|trying|that|you|on|up|doing)|make sure|" \
@@ -165,7 +166,7 @@ _SINCE_CHAT = re.compile(r"\b(?:since|when|after|before)\s+(?:we|i|you)\s+(?:las
 # what holds for everyone, or a reaction, when the speaker is not in it: a maxim led by a gerund ("Taking care of
 # ourselves is key"), "It's amazing how …", the universal we ("It adds something to our lives"), "Let's …",
 # "Glad you …"
-_GENERAL = re.compile(rf"^(?:(?:that's|that is|this is|it's|it is)\s+(?:just\s+|exactly\s+)?(?:what|how|why)\b|\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|really\s+)?(?:glad|sorry|happy|congrats|"
+_GENERAL = re.compile(rf"^(?:(?:looks|sounds|seems) like\b|(?:that's|that is|this is|it's|it is)\s+(?:just\s+|exactly\s+)?(?:what|how|why)\b|\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|really\s+)?(?:glad|sorry|happy|congrats|"
                       rf"thanks|lucky|nice|cool|great|awesome|wow)\b|(?:it's|it is|that's|that is)\s+(?:\w+\s+)?"
                       rf"(?:{_JUDGED}|incredible|inspiring|crazy|funny|sad|important|key|vital|special|true)\s+"
                       rf"(?:how|that|when|what|to)\b)|\b(?:we all|all of us|each of us|each other|our (?:lives|hearts|"
@@ -262,11 +263,11 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
 
 def _pep(s: str) -> bool:
     """Encouragement and nothing else: what is left without its pep phrases and the names called holds fewer than
-    two content words."""
+    three content words (two let "I'm staying positive and taking it slow" through on LoCoMo's dev turns)."""
     if not _PEP.search(s):
         return False
     rest = _VOCATIVE.sub(" ", _PEP.sub(" ", s))
-    return sum(1 for w in _WORD.findall(rest) if not is_stopword(w) and w.lower() not in _PEP_FILLER) < MIN_CONTENT_WORDS
+    return sum(1 for w in _WORD.findall(rest) if not is_stopword(w) and w.lower() not in _PEP_FILLER) < 3
 
 
 def _chatter(s: str) -> bool:
