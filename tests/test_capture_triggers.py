@@ -134,3 +134,16 @@ def test_pep_talk_maxims_and_questions_without_the_speaker_are_chit_chat(turn):
 def test_others_doings_things_shown_and_habits_are_kept(turn, type_):
     items = extract(turn, "Mira", "user")
     assert [(i.text, i.type) for i in items] == [(turn, type_)]
+
+
+def test_a_kept_message_keeps_its_statements_around_the_fact_but_not_its_chatter():
+    # the question asked later may be about a sibling sentence: here the trip, beside the liking
+    turn = ("Thanks! Excited to try this. Love experimenting with spices. By the way, have you been to the harbour? "
+            "Planning a trip there next month. You're so sweet!")
+    items = extract(turn, "Tim", "user")
+    assert [(i.text, i.type) for i in items] == [
+        ("Excited to try this. Love experimenting with spices. Planning a trip there next month.", "preference")]
+    assert kept("谢谢！我最近在学做面包。上周烤的那个有点焦。你周末有空吗？加油哦！") == "我最近在学做面包。上周烤的那个有点焦。"
+    assert extract("Wow! That's so cool! Thanks for sharing, Jon!", "Tim", "user") == []  # nothing kept: nothing around
+    said = "Great question! You're allergic to walnuts. Cakes are fun to bake."  # an assistant keeps its facts alone
+    assert kept(said, role="assistant") == "You're allergic to walnuts."

@@ -103,14 +103,16 @@ _OTHERS = re.compile(rf"(?:(?:^|[,;:-]\s*|\b(?:and|but|so|because|when|since|the
                      rf"(?:a|an|the|my|his|her|their|our|your|me|him|them|us|it|some|this|that|up|out|back|home|at|in|"
                      rf"on|for|with|from|into|to|\d+|two|three|every|each|\w+ing)\b"
                      rf"|(?<=[a-z,]\s)(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+{_DID}\s+\w)", re.I)
+# a liking with the first person left out: "Love experimenting with spices" (not "Love seeing your work", "Enjoy!")
+_ELIDED_LIKE = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|really|totally)[,!]?\s+)*(?:love|loving|enjoying|"
+                          r"adore)\s+\w+ing\b(?!\s+(?:your|you|how you|about you)\b)", re.I)
 # showing one's own things: "Here's one of my trophies", "Check out my painting", "a pic of me and the team"
 _SHOWN = re.compile(r"\b(?:here's|here is|here are|this is|these are|check out|check|take a look at|look at|meet)\s+"
                     r"(?:\w+\s+){0,3}?(?:my|our|me|us)\b|\b(?:pic|photo|picture|shot|snap|video|selfie)s?\s+"
                     r"(?:of|from)\s+(?:me|us|my|our|when|last|the day)\b", re.I)
 # the first person left out of a plan or what one is busy with: "Gonna continue my studies", "Still working on it"
 _ELIDED_PLAN = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|now|currently|right now)[,!]?\s+)*"
-                          r"(?:gonna|going to|planning (?:to|on|an?)|(?:really\s+)?(?:love|enjoy|loving|enjoying)\s+"
-                          r"(?!it\b|that\b|this\b|them\b|you\b)|working on|trying to|hoping to|getting ready|"
+                          r"(?:gonna|going to|planning (?:to|on|an?)|working on|trying to|hoping to|getting ready|"
                           r"looking (?:for|into)|searching for|saving (?:up )?for)\s+(?!be\b|it\b|that\b)\w+", re.I)
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
 _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
@@ -313,6 +315,8 @@ def _kind(s: str) -> str | None:
         kinds.append("episodic")
     if _ELIDED_PLAN.search(s):
         kinds.append("decision")
+    if _ELIDED_LIKE.search(s):
+        kinds.append("preference")
     if _OTHERS.search(s) or _SHOWN.search(s):
         kinds.append("fact")
     if _HABIT.search(s) or _DESCRIBED.search(s):
