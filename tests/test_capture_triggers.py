@@ -105,6 +105,7 @@ def test_sentences_split_at_the_end_marks_of_both_languages_and_keep_decimals():
     "Been a busy week since we talked.", "It's been a lot of work.", "I might try it sometime!",
     "Taking care of ourselves and looking out for our well-being is key.",  # what holds for everyone
     "It's awesome how our passions shape our lives.", "Our loved ones give us strength to tackle any challenge.",
+    "Can't wait to see your show, we need more places like this!",  # "this" alone is no date
     "我会一直支持你的！", "我们会一起渡过难关的。"])
 def test_pep_talk_maxims_and_questions_without_the_speaker_are_chit_chat(turn):
     assert extract(turn, "Mira", "user") == []
@@ -122,6 +123,8 @@ def test_pep_talk_maxims_and_questions_without_the_speaker_are_chit_chat(turn):
     ("I see them at least once a week.", "fact"),  # a habit, not "I see."
     ("I love this series.", "preference"),  # a thing named, not "I love this!"
     ("I'm keen on counseling.", "fact"),
+    ("Can't wait for tomorrow's grand opening!", "episodic"),  # an event with its day, not "Can't wait!"
+    ("I'd really recommend this series.", "preference"),
     ("Still working on opening a bakery.", "decision"),  # the first person left out
     ("Gonna continue my studies in the fall.", "decision"),
     ("我邻居老王养鸽子。", "entity"),

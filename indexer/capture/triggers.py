@@ -46,6 +46,7 @@ _REACTION = r"(?:think|thought|guess|know(?=\s*(?:[,.!?]|$|what|how|why|that|whe
             r"am feeling|'m feeling|am curious|'m curious|am impressed|'m impressed|" \
             r"am here|'m here|am all ears|'m all ears|am thrilled for|'m thrilled for)\b"
 _PREFER = r"(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|dislike|dislikes|adore|can't stand|" \
+          r"recommend|recommended|" \
           r"eat|drink|smoke|am into|'m into|am a (?:big |huge )?fan of|'m a (?:big |huge )?fan of|" \
           r"am allergic|'m allergic|am vegetarian|'m vegetarian|am vegan|'m vegan)\b"
 _STATE = r"(?:am|'m|are|'re|was|were)\s+(?:(?:a|an|the|from|at|based|originally|married|single|divorced|" \
@@ -63,7 +64,8 @@ _PLAN = r"(?:will|'ll|shall|am going to|'m going to|are going to|'re going to|am
         r"planned to|plan on|am planning|'m planning|intend to|decided to|want to|wanna|would like to|'d like to|" \
         r"hope to|need to|have to|got to|am about to|'m about to|might|may|can't wait to)\b"
 # a past event of the speaker's: a regular past (-ed) or one of the common irregular ones
-_PAST = r"(?:[a-z]+ed|went|got|made|took|ran|met|bought|began|found|gave|saw|wrote|read|won|lost|left|" \
+_PAST = r"(?:(?!(?:n|f|sp|s|proc|exc|succ|ind|bl|br)eed\b)[a-z]+ed|went|got|made|took|ran|met|bought|began|" \
+        r"found|gave|saw|wrote|read|won|lost|left|" \
         r"built|spent|sold|paid|kept|brought|taught|drew|flew|drove|swam|sang|held|heard|told|became|came|" \
         r"did|had|felt|sent|said|wore|chose|caught|fell|forgot|hit|put|set|shut|cut|quit|rode|shot|slept|" \
         r"spoke|stood|stole|struck|swore|threw|understood|woke|won|dug|fed|fought|grew|hung|knew|laid|led|lent|" \
@@ -121,9 +123,9 @@ _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|plea
                        r"fun|welcome|an?|so|the|been|\w+ing)\b))\b", re.I)
 _IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:always|never|don't|do not|call me|use|answer|reply|write|"
                          r"remind me|from now on)\b", re.I)
-_TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday|next|last|this)\s*(?:week|weekend|month|year|monday|"
+_TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday)\b|\b(?:next|last|this)\s+(?:week|weekend|month|year|monday|"
                    r"tuesday|wednesday|thursday|friday|saturday|sunday|morning|evening|summer|winter|spring|fall|"
-                   r"autumn)?\b|\b(?:on|by|until|since|in)\s+(?:january|february|march|april|may|june|july|"
+                   r"autumn|night|time)\b|\b(?:on|by|until|since|in)\s+(?:january|february|march|april|may|june|july|"
                    r"august|september|october|november|december|\d{4})\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|"
                    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:days?|weeks?|months?|years?) ago\b", re.I)
 _QUESTION_HEAD = re.compile(r"^\s*(?:do|does|did|am|is|are|was|were|can|could|should|would|will|have|has|what|"
@@ -256,7 +258,7 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
         kind = _kind(s)
         return None if kind is None and re.match(r"i\b|i'm\b|we\b", rest, re.I) else (kind or "fact", 4)
     kind = _kind(s)
-    if kind is None or (kind == "decision" and _EMPTY_PLAN.search(s) and not _TIME.search(s)):
+    if kind is None:
         return None
     if not _ME_SINGULAR.search(s) and _GENERAL.search(s) and not re.search(rf"\bwe\s+(?:all\s+)?{_PAST}", s, re.I):
         return None
@@ -293,7 +295,18 @@ def _fact_shape(s: str) -> bool:
 
 
 def _kind(s: str) -> str | None:
-    """The type of fact a sentence's shape states, from its first-person verbs, possessives and time words."""
+    """The type of fact a sentence's shape states, from its first-person verbs, possessives and time words; a plan
+    about "it" or "that" with no date is pep talk."""
+    kinds = _kinds(s)
+    if not kinds:
+        return None
+    if _TIME.search(s) and "preference" not in kinds:
+        return "episodic"
+    kind = next(k for k in ("preference", "decision", "entity", "fact", "episodic") if k in kinds)
+    return None if kind == "decision" and _EMPTY_PLAN.search(s) else kind
+
+
+def _kinds(s: str) -> list[str]:
     s, kinds = _SINCE_CHAT.sub("", s), []
     for m in _VERB_AFTER_ME.finditer(s):
         if m["contr"] and re.search(r"\b(?:what|why|how|whatever|who)\s+$", s[:m.start()], re.I):
@@ -317,6 +330,8 @@ def _kind(s: str) -> str | None:
         kinds.append("decision")
     if _ELIDED_LIKE.search(s):
         kinds.append("preference")
+    if re.search(r"\b(?:can't|cannot) wait\b", s, re.I) and _TIME.search(s):
+        kinds.append("decision")  # "Can't wait for tomorrow's opening": an event with its day
     if _OTHERS.search(s) or _SHOWN.search(s):
         kinds.append("fact")
     if _HABIT.search(s) or _DESCRIBED.search(s):
@@ -325,18 +340,11 @@ def _kind(s: str) -> str | None:
         kinds.append("entity")
     elif _POSSESSIVE.search(s) or _THIRD.search(s):
         kinds.append("fact")
-    if not kinds:
-        return None
-    if _TIME.search(s) and "preference" not in kinds:
-        return "episodic"
-    for k in ("preference", "decision", "entity", "fact", "episodic"):
-        if k in kinds:
-            return k
-    return None
+    return kinds
 
 
 def _verb_kind(what: str, negated: bool) -> str:
-    if re.match(_PREFER, what, re.I) or (negated and re.match(r"(?:eat|drink|smoke|like|use)\b", what)):
+    if re.match(rf"(?:would\s+)?{_PREFER}", what, re.I) or (negated and re.match(r"(?:eat|drink|smoke|like|use)\b", what)):
         return "preference"
     if re.match(r"(?:would|will|shall|am going|are going|am gonna|plan|planned|am planning|intend|decided|"
                 r"want|wanna|'d like|hope to|need to|have to|got to|am about|might|may)\b", what):
