@@ -100,7 +100,8 @@ _RELATION = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|sp
                        r"classmate|teammate|teacher|coach|mentor|students?)s?\b", re.I)
 # someone else's doings: a name, or he, she, they, with a verb of their own (Tilly helps me focus, She had a
 # tough time, My neighbour Bob keeps pigeons, They signed it); it, this and that are judged, not told about
-_DID = rf"(?:(?:\w+ly|also|still|just|even|never|always|often)\s+)?(?!sounds|looks|seems|feels)(?:{_PAST}|[a-z]{{2,}}(?<![su])s|has|have)(?!')"
+_DID = rf"(?:(?:\w+ly|also|still|just|even|never|always|often)\s+)?(?!sounds|looks|seems|feels)" \
+       rf"(?:{_PAST}|[a-z]{{2,}}(?<![su])s|has|have)(?!')"
 _OTHERS = re.compile(rf"(?:(?:^|[,;:-]\s*|\b(?:and|but|so|because|when|since|then)\s+)(?:he|she|they)\s+{_DID}\s+"
                      rf"(?:a|an|the|my|his|her|their|our|your|me|him|them|us|it|some|this|that|up|out|back|home|at|in|"
                      rf"on|for|with|from|into|to|\d+|two|three|every|each|\w+ing)\b"

@@ -141,7 +141,8 @@ def _taken_back(ops: Ops, store: str, memory_id: str, space: str | None) -> dict
         twin = ops.get(memory_id, space)
     except NotFoundError:
         return {}
-    return {"restated": {"id": twin["id"], "reinforcement": ops.reinforce(twin.get("store") or store, twin["id"], -1.0)}}
+    count = ops.reinforce(twin.get("store") or store, twin["id"], -1.0)
+    return {"restated": {"id": twin["id"], "reinforcement": count}}
 
 
 def _all(stores: list[Store], space: str | None):
