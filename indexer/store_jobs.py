@@ -31,11 +31,11 @@ def _decay(st: Store, _payload, cfg: Config, _warn) -> dict:
 
 def _cleanup(st: Store, _payload, cfg: Config, _warn) -> dict:
     from indexer.sync.passes import cleanup_store
-    return cleanup_store(st, cfg.trash_days)
+    return cleanup_store(st, cfg.trash_days, cfg.decisions_days)
 
 
-def _reinforce(st: Store, chunk_id: str, _cfg, _warn) -> float | None:
-    return usage.reinforce(st, chunk_id)
+def _reinforce(st: Store, args: tuple, _cfg, _warn) -> float | None:
+    return usage.reinforce(st, *args)
 
 
 def _carry(st: Store, args: tuple, _cfg, _warn) -> str | None:

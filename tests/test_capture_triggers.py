@@ -96,3 +96,57 @@ def test_an_assistant_turn_keeps_only_what_it_says_about_the_user_and_what_it_co
 def test_sentences_split_at_the_end_marks_of_both_languages_and_keep_decimals():
     assert sentences("I weigh 62.5 kg. Nice!\n我住在成都。你呢？") == ["I weigh 62.5 kg.", "Nice!", "我住在成都。",
                                                                  "你呢？"]
+
+
+@pytest.mark.parametrize("turn", [
+    "I won't give up!", "I won't let you down, Gina!", "I'll try my best.", "Never give up!", "Always here to help.",
+    "We'll make it through this - hang in there!", "I'm gonna keep going, whatever comes my way.",  # pep talk
+    "Got any advice?", "Need any help?", "Been playing long?",  # questions with the person left out
+    "Been a busy week since we talked.", "It's been a lot of work.", "I might try it sometime!",
+    "Taking care of ourselves and looking out for our well-being is key.",  # what holds for everyone
+    "It's awesome how our passions shape our lives.", "Our loved ones give us strength to tackle any challenge.",
+    "Can't wait to see your show, we need more places like this!",  # "this" alone is no date
+    "我会一直支持你的！", "我们会一起渡过难关的。"])
+def test_pep_talk_maxims_and_questions_without_the_speaker_are_chit_chat(turn):
+    assert extract(turn, "Mira", "user") == []
+
+
+@pytest.mark.parametrize("turn, type_", [
+    ("My neighbour Bob keeps pigeons.", "entity"),  # a relation, a name and what they do
+    ("My coach Dave runs marathons.", "entity"),
+    ("That pic's from when my dance crew took first place.", "fact"),
+    ("She had a tough time after the divorce.", "fact"),  # someone else's doings
+    ("They signed it to show our friendship.", "fact"),
+    ("He never gives up and always stands up for justice.", "fact"),
+    ("Here's one of my trophies from the regional contest.", "fact"),  # showing one's own things
+    ("Check out my painting for the art show!", "fact"),
+    ("I see them at least once a week.", "fact"),  # a habit, not "I see."
+    ("I love this series.", "preference"),  # a thing named, not "I love this!"
+    ("I'm keen on counseling.", "fact"),
+    ("Can't wait for tomorrow's grand opening!", "episodic"),  # an event with its day, not "Can't wait!"
+    ("I'd really recommend this series.", "preference"),
+    ("Still working on opening a bakery.", "decision"),  # the first person left out
+    ("Gonna continue my studies in the fall.", "decision"),
+    ("我邻居老王养鸽子。", "entity"),
+    ("老王养了一群鸽子。", "fact"),
+    ("她上周刚生了个女儿。", "fact"),
+    ("他在一家银行工作。", "fact"),
+    ("这是我的奖杯。", "fact"),
+    ("给你看看我画的画。", "fact"),
+])
+def test_others_doings_things_shown_and_habits_are_kept(turn, type_):
+    items = extract(turn, "Mira", "user")
+    assert [(i.text, i.type) for i in items] == [(turn, type_)]
+
+
+def test_a_kept_message_keeps_its_statements_around_the_fact_but_not_its_chatter():
+    # the question asked later may be about a sibling sentence: here the trip, beside the liking
+    turn = ("Thanks! Excited to try this. Love experimenting with spices. By the way, have you been to the harbour? "
+            "Planning a trip there next month. You're so sweet!")
+    items = extract(turn, "Tim", "user")
+    assert [(i.text, i.type) for i in items] == [
+        ("Excited to try this. Love experimenting with spices. Planning a trip there next month.", "preference")]
+    assert kept("谢谢！我最近在学做面包。上周烤的那个有点焦。你周末有空吗？加油哦！") == "我最近在学做面包。上周烤的那个有点焦。"
+    assert extract("Wow! That's so cool! Thanks for sharing, Jon!", "Tim", "user") == []  # nothing kept: nothing around
+    said = "Great question! You're allergic to walnuts. Cakes are fun to bake."  # an assistant keeps its facts alone
+    assert kept(said, role="assistant") == "You're allergic to walnuts."

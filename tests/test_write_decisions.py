@@ -4,6 +4,7 @@ supersedes, a near pair stays two memories; each decision is in the store's log 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 from indexer.notes import decision_log
 
@@ -33,6 +34,21 @@ def test_a_restatement_with_filler_words_reinforces_and_undo_writes_the_line(mak
     text = _note(mem, first)
     assert "我对花生过敏" in text and "记住，我对花生过敏！" in text
     assert mem.get(undone["result"]["id"])["text"].endswith("记住，我对花生过敏！")
+
+
+def test_undoing_a_reinforcement_takes_its_restatement_back(make_memory):
+    mem = make_memory()
+    first = mem.add("I keep my spare key under the blue flowerpot", type="fact")
+    again = mem.add("Remember that I keep my spare key under the blue flowerpot.", type="fact")
+    third = mem.add("I keep my spare key under the blue flowerpot!", type="fact")
+    assert again["action"] == third["action"] == "reinforced"
+    assert mem.get(first["id"])["reinforcement"] == 2
+    undone = mem.review("undo", id=again["decision"]["id"])
+    assert undone["result"]["restated"] == {"id": first["id"], "reinforcement": 1}
+    assert mem.get(first["id"])["reinforcement"] == 1  # the other restatement still counts
+    mem.review("undo", id=third["decision"]["id"])
+    assert mem.get(first["id"])["reinforcement"] == 0
+    assert _note(mem, first).count("spare key") == 3  # and both lines it had not written are written
 
 
 def test_a_near_pair_with_another_value_is_never_merged(make_memory):
@@ -132,8 +148,10 @@ def test_with_an_llm_a_near_memory_is_decided_by_it_and_undone_like_the_rest(mak
         prompt = "\n".join(m["content"] for m in srv.requests[-1]["body"]["messages"])
         assert "Stored: My brother lives in Oslo" in prompt and "New: My cousin lives in Oslo" in prompt
         assert "My cousin" not in _note(mem, brother)
+        assert mem.get(brother["id"])["reinforcement"] == 1
         mem.review("undo", id=same["decision"]["id"])  # the new line back from the trash
         assert "My cousin lives in Oslo" in _note(mem, brother)
+        assert mem.get(brother["id"])["reinforcement"] == 0
 
         srv.reply = "UPDATE"
         moved = mem.add("My sister lives in Oslo", type="fact")
@@ -145,3 +163,36 @@ def test_with_an_llm_a_near_memory_is_decided_by_it_and_undone_like_the_rest(mak
         assert odd["action"] == "appended" and odd["decision"]["review"]
         assert "could not decide" in odd["decision"]["reason"]
         assert [e["id"] for e in mem.review()["entries"]] == [odd["decision"]["id"]]
+
+
+def _age(mem, days: float, ids: set[str]) -> None:
+    """Every line of these decisions written `days` ago."""
+    path = mem.cfg.home / decision_log.FILE
+    then = (datetime.now(timezone.utc) - timedelta(days=days)).isoformat(timespec="seconds")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps({**r, "at": then} if r["id"] in ids else r, ensure_ascii=False) + "\n"
+                            for r in rows), encoding="utf-8")
+
+
+def test_the_cleanup_pass_drops_decisions_past_their_days_and_keeps_what_waits_for_review(make_memory):
+    week = {"journal/2026-02-02.md": "# Journal 2026-02-02\n\n- 09:00: Ordered the new laptops.\n"}
+    mem = make_memory(global_notes=week, decisions_days=10)
+    mem.add("I keep my spare key under the blue flowerpot", type="fact")
+    old = mem.add("Remember that I keep my spare key under the blue flowerpot.", type="fact")["decision"]["id"]
+    recent = mem.add("I keep my spare key under the blue flowerpot!", type="fact")["decision"]["id"]
+    mem.add("My brother lives in Oslo", type="fact")
+    waiting = mem.add("My cousin lives in Oslo", type="fact")["decision"]["id"]
+    proposal = mem.consolidate(now="2026-11-27")["proposals"][0]["id"]
+    mem.review("reject", id=proposal)
+    _age(mem, 11, {old, waiting, proposal})
+    _age(mem, 9, {recent})
+
+    assert sum(r["decisions_expired"] for r in mem.cleanup()) == 2
+    left = {e["id"]: e for e in mem.review("list", all=True)["entries"]}
+    assert set(left) == {recent, waiting, proposal} and left[waiting]["status"] == "pending"
+    assert left[proposal]["status"] == "rejected" and left[proposal]["week"] == "2026-W06"
+    text = (mem.cfg.home / decision_log.FILE).read_text(encoding="utf-8")
+    assert "Remember that" not in text and "new laptops" not in text  # what they said is gone with them
+    assert mem.consolidate(now="2026-11-27")["proposed"] == 0  # the rejected week is still not asked again
+    assert sum(r["decisions_expired"] for r in mem.cleanup()) == 0
+    assert mem.review("undo", id=recent)["status"] == "undone"  # within its days it can still be undone

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from indexer.capture.triggers_zh import chatter_zh, judge_zh
 from indexer.notes.textseg import has_han, is_stopword
 
 
@@ -29,14 +30,15 @@ _ASSISTANT_ROLES = ("assistant", "system", "tool", "model", "character", "bot")
 _ME = r"(?:i|we)"
 _ADV = r"(?:(?:really|also|still|just|recently|finally|actually|usually|always|never|often|sometimes|totally|" \
        r"absolutely|definitely|already|now|currently|only|even|so|too|kind of|sort of|mostly|all|both|typically|" \
-       r"usually|normally|generally|regularly|rarely|each|once|first)\s+)*"
+       r"usually|normally|generally|regularly|rarely|each|once|first|truly|very|super|pretty|quite|incredibly|" \
+       r"extremely|deeply)\s+)*"
 _NEG = r"(?:don't|do not|didn't|did not|never|can't|cannot|can not|won't|will not|am not|'m not|no longer|" \
        r"wouldn't|shouldn't|haven't|hasn't)\s+"
 # discourse verbs: a first person with one of these reports a reaction, not a fact about the speaker
-_REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|see|saw it|understand|feel|felt|" \
+_REACTION = r"(?:think|thought|guess|know(?=\s*(?:[,.!?]|$|what|how|why|that|where|who|right|it\b|you\b|the feeling))|knew|mean|meant|hope|hoped|bet|agree|see(?=\s*(?:[,.!?]|$|what|how|why|that|where|your|it\b))|saw it|understand|feel|felt|" \
             r"wish|wonder|wondered|believe|suppose|appreciate|admire|imagine|totally|can't wait|cannot wait|" \
-            r"get it|got it|get that|remember when|love that|love it|love this|love your|love how|like that|" \
-            r"like it|like your|like how|hate that|hate it|was wondering|wanted to ask|want to ask|" \
+            r"get it|got it|get that|remember when|(?:love|like) (?:that|this)(?!\s+(?!so\b|too\b|you\b|idea\b|much\b|one\b)[a-z]{3,})|" \
+            r"(?:love|like|enjoy) (?:it|them)\b|love your|love how|like your|like how|hate that|hate it|was wondering|wanted to ask|want to ask|" \
             r"have to say|must say|gotta say|can see|can tell|can imagine|would love|'d love|would like to know|" \
             r"just wanted|am sure|'m sure|am glad|'m glad|am happy for|'m happy for|am sorry|'m sorry|" \
             r"am so|'m so|am really|'m really|am excited for|'m excited for|am proud of you|'m proud of you|" \
@@ -44,13 +46,15 @@ _REACTION = r"(?:think|thought|guess|know|knew|mean|meant|hope|hoped|bet|agree|s
             r"am feeling|'m feeling|am curious|'m curious|am impressed|'m impressed|" \
             r"am here|'m here|am all ears|'m all ears|am thrilled for|'m thrilled for)\b"
 _PREFER = r"(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|dislike|dislikes|adore|can't stand|" \
+          r"recommend|recommended|" \
           r"eat|drink|smoke|am into|'m into|am a (?:big |huge )?fan of|'m a (?:big |huge )?fan of|" \
           r"am allergic|'m allergic|am vegetarian|'m vegetarian|am vegan|'m vegan)\b"
-_STATE = r"(?:am|'m|are|'re|was|were)\s+(?:(?:a|an|the|from|in|at|based|originally|married|single|divorced|" \
+_STATE = r"(?:am|'m|are|'re|was|were)\s+(?:(?:a|an|the|from|at|based|originally|married|single|divorced|" \
          r"engaged|pregnant|retired|allergic|vegetarian|vegan|learning|working|studying|planning|going|moving|" \
          r"training|volunteering|saving|taking|writing|building|starting|trying|thinking of|thinking about|" \
          r"looking for|looking into|preparing|getting|leaving|visiting|hosting|organizing|applying|raising|" \
-         r"born|raised|part of|\d)\b|\w+ing\b)"
+         r"born|raised|part of|after|keen|off to|up for|set on|eager|in(?!\s+(?:awe|for|to|this|it|on)\b)|\d)\b|" \
+         r"\w+ing\b)"
 _HAVE = r"(?:have|has|had|'ve got|own|owned|'ve|'ve been|have been|had been)\s+(?:a|an|two|three|four|five|" \
         r"\d+|my|our|some|been|got|never|always|just|already|lived|worked|started|finished|made|done|" \
         r"taken|seen|read|visited|joined|adopted|decided|learned|[a-z]+ed)\b"
@@ -60,55 +64,82 @@ _PLAN = r"(?:will|'ll|shall|am going to|'m going to|are going to|'re going to|am
         r"planned to|plan on|am planning|'m planning|intend to|decided to|want to|wanna|would like to|'d like to|" \
         r"hope to|need to|have to|got to|am about to|'m about to|might|may|can't wait to)\b"
 # a past event of the speaker's: a regular past (-ed) or one of the common irregular ones
-_PAST = r"(?:[a-z]+ed|went|got|made|took|ran|met|bought|began|found|gave|saw|wrote|read|won|lost|left|" \
+_PAST = r"(?:(?!(?:n|f|sp|s|proc|exc|succ|ind|bl|br)eed\b)[a-z]+ed|went|got|made|took|ran|met|bought|began|" \
+        r"found|gave|saw|wrote|read|won|lost|left|" \
         r"built|spent|sold|paid|kept|brought|taught|drew|flew|drove|swam|sang|held|heard|told|became|came|" \
         r"did|had|felt|sent|said|wore|chose|caught|fell|forgot|hit|put|set|shut|cut|quit|rode|shot|slept|" \
         r"spoke|stood|stole|struck|swore|threw|understood|woke|won|dug|fed|fought|grew|hung|knew|laid|led|lent|" \
         r"meant|rang|rose|sat|sought|shook|sank|sprang|stuck|stung|swept|tore|wept|wound)\b"
 _VERB_AFTER_ME = re.compile(
     rf"\b{_ME}\s+{_ADV}(?P<neg>{_NEG})?{_ADV}(?P<what>{_REACTION}|{_PREFER}|{_STATE}|{_HAVE}|{_PLACE}|{_PLAN}|"
-    rf"{_PAST})|\b(?P<contr>i'm|i've|i'll|i'd|we're|we've|we'll)\s+{_ADV}(?P<what2>\w+(?:\s+\w+)?)", re.I)
-_ELIDED_ME = re.compile(rf"^(?:(?:well|so|yeah|yes|yep|yup|oh|and|also|just|recently|finally|actually)[,!]?\s+)*"
-                        rf"(?:been\s+\w+|(?:{_PAST})\s+(?:a|an|the|my|some|\w+ing|to|into|back|\d))", re.I)
+    rf"{_PAST})(?!')|\b(?P<contr>i'm|i've|i'll|i'd|we're|we've|we'll)\s+{_ADV}(?P<what2>\w+(?:\s+\w+)?)", re.I)
+_ELIDED_ME = re.compile(rf"(?:^|\s[-\u2013\u2014]\s)(?:(?:well|so|yeah|yes|yep|yup|oh|and|also|just|recently|finally|actually)[,!]?\s+)*"
+                        rf"(?:been\s+\w+ing|(?:{_PAST})\s+(?:a|an|the|my|some|\w+ing|to|into|back|\d))", re.I)
 # habits and what one does with one's own things: "I typically hold it for a minute", "I visualize my goals"
-_HABIT = re.compile(r"\b(?:i|we)\s+(?:typically|usually|normally|generally|often|always|sometimes|regularly|"
+_HABIT = re.compile(r"\b(?:once|twice|\w+ times)\s+a\s+(?:day|week|month|year)\b|\b(?:i|we)\b.*\bevery\s+(?:day|week|"
+                    r"month|year|morning|evening|night|weekend|monday|tuesday|wednesday|thursday|friday|saturday|"
+                    r"sunday)\b|\b(?:i|we)\s+(?:typically|usually|normally|generally|often|always|sometimes|regularly|"
                     r"rarely|never)\s+[a-z]+|\b(?:i|we)\s+(?!love|like|miss|mean|hope|wish)[a-z]{3,}\s+(?:my|our)\s+\w+",
                     re.I)
 # a thing described, not judged: "It's a map of Middle-earth", "They're visuals of the characters"
 _JUDGED = r"(?:great|good|nice|awesome|cool|amazing|wonderful|lovely|beautiful|fantastic|brilliant|fun|interesting|" \
-          r"tough|hard|lot|bit|kind|sort|way|real|true|so|really|very|such|pretty|super|totally|definitely|just|too|all)"
+          r"tough|hard|lot|bit|kind|sort|way|real|true|so|really|very|such|pretty|super|totally|definitely|just|too|all|" \
+          r"been|like|gonna|going|getting|also|always)"
 _DESCRIBED = re.compile(rf"^(?:it|this|that|these|those|they|he|she)\s*(?:'s|is|are|'re|was|were)\s+"
                         rf"(?!(?:(?:a|an|the|my|our|his|her|their|some)\s+)?{_JUDGED}\b)"
                         rf"(?:(?:a|an|the|my|our|his|her|their|some)\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}\s+"
-                        rf"(?:of|from|for|by|about|called|named|inspired|made|written|painted)\b", re.I)
-_POSSESSIVE = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|'s|has|have|had|just|"
-                         r"loves?|likes?|hates?|works?|lives?|went|got|turned|named|called|[a-z]+ed)\b"
+                        rf"(?:of|from|for|by|about|called|named|inspired|made|written|painted|in|at|with)\b", re.I)
+_POSSESSIVE = re.compile(rf"\b(?:my|our)\s+(?:[\w'-]+\s+){{0,3}}?(?:is|are|was|were|'s|has|have|had|just|"
+                         rf"loves?|likes?|hates?|works?|lives?|turned|named|called|{_PAST})\b(?!')"
                          r"|\b(?:my|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:and i|and me)\b"
-                         r"|\b(?:is|are|was|were|'s|'re)\s+(?:\w+\s+)?(?:my|our)\s+(?!pleasure\b)", re.I)
-_RELATION = re.compile(r"\b(?:my|our)\s+(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
+                         r"|\b(?:is|are|was|were|'s|'re)\s+(?:(?:\w+\s+)?(?:my|our)|\w+\s+\w+\s+my)\s+(?!pleasure\b)", re.I)
+_RELATION = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:wife|husband|partner|spouse|daughter|son|kids?|children|child|"
                        r"mom|mother|dad|father|parents?|sister|brother|siblings?|grandma|grandpa|grandmother|"
                        r"grandfather|girlfriend|boyfriend|fianc[eé]e?|friend|best friend|boss|cousin|aunt|uncle|"
-                       r"niece|nephew|family|dog|cat|pet|puppy|kitten)s?\b", re.I)
+                       r"niece|nephew|dog|cat|pet|puppy|kitten|neighbou?r|roommate|flatmate|colleague|coworker|"
+                       r"classmate|teammate|teacher|coach|mentor|students?)s?\b", re.I)
+# someone else's doings: a name, or he, she, they, with a verb of their own (Tilly helps me focus, She had a
+# tough time, My neighbour Bob keeps pigeons, They signed it); it, this and that are judged, not told about
+_DID = rf"(?:(?:\w+ly|also|still|just|even|never|always|often)\s+)?(?!sounds|looks|seems|feels)" \
+       rf"(?:{_PAST}|[a-z]{{2,}}(?<![su])s|has|have)(?!')"
+_OTHERS = re.compile(rf"(?:(?:^|[,;:-]\s*|\b(?:and|but|so|because|when|since|then)\s+)(?:he|she|they)\s+{_DID}\s+"
+                     rf"(?:a|an|the|my|his|her|their|our|your|me|him|them|us|it|some|this|that|up|out|back|home|at|in|"
+                     rf"on|for|with|from|into|to|\d+|two|three|every|each|\w+ing)\b"
+                     rf"|(?<=[a-z,]\s)(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+{_DID}\s+\w)", re.I)
+# a liking with the first person left out: "Love experimenting with spices" (not "Love seeing your work", "Enjoy!")
+_ELIDED_LIKE = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|really|totally)[,!]?\s+)*(?:love|loving|enjoying|"
+                          r"adore)\s+\w+ing\b(?!\s+(?:your|you|how you|about you)\b)", re.I)
+# showing one's own things: "Here's one of my trophies", "Check out my painting", "a pic of me and the team"
+_SHOWN = re.compile(r"\b(?:here's|here is|here are|this is|these are|check out|check|take a look at|look at|meet)\s+"
+                    r"(?:\w+\s+){0,3}?(?:my|our|me|us)\b|\b(?:pic|photo|picture|shot|snap|video|selfie)s?\s+"
+                    r"(?:of|from)\s+(?:me|us|my|our|when|last|the day)\b", re.I)
+# the first person left out of a plan or what one is busy with: "Gonna continue my studies", "Still working on it"
+_ELIDED_PLAN = re.compile(r"^(?:(?:well|so|yeah|yes|and|also|just|still|now|currently|right now)[,!]?\s+)*"
+                          r"(?:gonna|going to|planning (?:to|on|an?)|working on|trying to|hoping to|getting ready|"
+                          r"looking (?:for|into)|searching for|saving (?:up )?for)\s+(?!be\b|it\b|that\b)\w+", re.I)
 _THIRD = re.compile(r"\b[A-Z][a-z]+(?:'s)\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were)\b")
 _REMEMBER = re.compile(r"\b(?:remind me|remember that|remember to|remember:|please remember|don't forget|do not forget|"
                        r"never forget|note that|make a note|keep in mind|for the record|fyi|from now on)\b|"
-                       r"^\s*(?:remember|note|(?:please\s+)?(?:always|never))\b", re.I)
+                       r"^\s*(?:remember|note|(?:please\s+)?(?:always|never)(?!\s+(?:good|great|happy|glad|nice|here|there|"
+                       r"fun|welcome|an?|so|the|been|\w+ing)\b))\b", re.I)
 _IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:always|never|don't|do not|call me|use|answer|reply|write|"
                          r"remind me|from now on)\b", re.I)
-_TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday|next|last|this)\s*(?:week|weekend|month|year|monday|"
+_TIME = re.compile(r"\b(?:tomorrow|tonight|yesterday)\b|\b(?:next|last|this)\s+(?:week|weekend|month|year|monday|"
                    r"tuesday|wednesday|thursday|friday|saturday|sunday|morning|evening|summer|winter|spring|fall|"
-                   r"autumn)?\b|\b(?:on|by|until|since|in)\s+(?:january|february|march|april|may|june|july|"
+                   r"autumn|night|time)\b|\b(?:on|by|until|since|in)\s+(?:january|february|march|april|may|june|july|"
                    r"august|september|october|november|december|\d{4})\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|"
                    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:days?|weeks?|months?|years?) ago\b", re.I)
 _QUESTION_HEAD = re.compile(r"^\s*(?:do|does|did|am|is|are|was|were|can|could|should|would|will|have|has|what|"
-                            r"why|how|where|when|who|which|whose|any|anything|wanna|want)\b", re.I)
+                            r"why|how|where|when|who|which|whose|any|anything|wanna|want|got|you)\b", re.I)
 _YOU = re.compile(r"\b(?:you|you're|you've|you'll|you'd)\s+(?:\w+\s+){0,2}?(?:are|were|have|had|like|love|"
                   r"prefer|hate|live|work|said|mentioned|told|want|need|wanted|eat|drink|can't|don't|never|"
                   r"'re|'ve|allergic)\b|\byour\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:is|are|was|were|'s)\b", re.I)
 _COMMIT = re.compile(r"\b(?:i'll|i will|i shall|i promise|i'm going to|i am going to|we'll|we will)\s+"
                      r"(?!be\b|see\b|think\b|have to\b|try\b|let you\b)\w+", re.I)
-_EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to)\s+" + _ADV +
-                         r"(?:\w+\s+){0,3}?(?:it|that|them|this|those|you|your|one)\b", re.I)
+_EMPTY_PLAN = re.compile(r"\b(?:i'll|i will|i'm gonna|i'm going to|i'd|we'll|i have to|i'll have to|i might|i may|"
+                         r"i could|i should|i wanna|i want to|i need to|i hope to)\s+" + _ADV +
+                         r"(?:(?:\w+\s+){0,4}?(?:it|that|them|this|those|you|ya|your|one)\b|(?:reach out|get back|"
+                         r"have (?:a blast|fun|a great time)|check (?:\w+ )?out)\b)", re.I)
 _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhausted|lucky|good|fine|okay|ok|well|great|grateful|thankful|blessed|honou?red|" \
                                 rf"touched|always here|heard|keep (?:going|pushing|at|it|working|trying|that|you|on|up|doing)|make sure|" \
                                 rf"do (?:my|our) best|do it|do that|been (?:so|really|busy|thinking|feeling|good|great|well|ok|okay|pretty|super|" \
@@ -117,34 +148,50 @@ _REACT_CONTRACTION = re.compile(rf"^(?:tired|hungry|thirsty|bored|sleepy|exhaust
                                 rf"much)|feeling|all|thrilled|thinking|loving|blown|not sure|always here|"
                                 rf"totally|definitely|just|also|still|sending|rooting|going to have|gonna have|"
                                 rf"{_REACTION})\b", re.I)
+# pep talk: carrying on, not giving up, doing one's best, dreams and goals, being there for someone. A sentence
+# that says nothing besides (I'll keep pushing, I won't let you down, Always here for you) is encouragement
+_PEP = re.compile(r"\b(?:keep(?:s|ing)?(?:\s+on)?\s+(?:\w+ing\b|it up|at it|up|on|it)|"
+                  r"stay(?:s|ing)?\s+(?:so\s+|really\s+)?(?:positive|optimistic|strong|motivated|focused|determined|"
+                  r"hopeful|upbeat|calm|humble|true|safe|tuned|active)|push(?:ing)? on|(?:my|our) best effort|"
+                  r"(?:try|trying|do|doing|give(?: it)?|giving(?: it)?)\s+(?:my|our|your)\s+(?:best|all)|"
+                  r"give(?:s|n)?\s+up|giving up|quit(?:ting)?|stop(?:ping)?|let (?:you|anyone|them|myself|him|her) down|"
+                  r"(?:reach|chase|follow|pursue|achieve|make|live|go for|going for|reaching|chasing|following|"
+                  r"pursuing|achieving|making|living)\s+(?:my|our|your)\s+(?:own\s+)?(?:dreams?|goals?)|"
+                  r"dreams? come true|believ\w*\s+in\s+(?:my|your|our)sel(?:f|ves)|hang(?:ing)? in there|"
+                  r"(?:make|get|got|getting|push|pushing|making) (?:it )?through(?: (?:this|it|that))?|"
+                  r"whatever comes(?: \w+ way)?|no matter what|make (?:you|them|him|her) proud|"
+                  r"(?:right )?(?:by|on) (?:your|my) side|here (?:for|to) (?:you|help|listen|support|cheer)|"
+                  r"cheer(?:ing)? (?:you|for you) on|root(?:ing)? for (?:you|us|me)|"
+                  r"(?:we|you) (?:can|could|will) do (?:it|this)|(?:it|this) (?:will|'ll) (?:work out|pay off)|"
+                  r"make (?:a |an )?(?:positive |real |big )?(?:difference|change|impact)|(?:help|inspire|lift) others(?: up)?)\b",
+                  re.I)
+# the conversation itself as a time: "since we last talked" says nothing about the speaker's life
+_SINCE_CHAT = re.compile(r"\b(?:since|when|after|before)\s+(?:we|i|you)\s+(?:last\s+)?(?:talked|chatted|spoke|caught up|"
+                         r"messaged|texted|met up)(?:\s+last)?\b", re.I)
+# what holds for everyone, or a reaction, when the speaker is not in it: a maxim led by a gerund ("Taking care of
+# ourselves is key"), "It's amazing how …", the universal we ("It adds something to our lives"), "Let's …",
+# "Glad you …"
+_GENERAL = re.compile(rf"^(?:(?:looks|sounds|seems) like\b|(?:that's|that is|this is|it's|it is)\s+(?:just\s+|exactly\s+)?(?:what|how|why)\b|\w+ing\b(?!\s+(?:to|for|on)\b)|let's\b|(?:so\s+|really\s+)?(?:glad|sorry|happy|congrats|"
+                      rf"thanks|lucky|nice|cool|great|awesome|wow)\b|(?:it's|it is|that's|that is)\s+(?:\w+\s+)?"
+                      rf"(?:{_JUDGED}|incredible|inspiring|crazy|funny|sad|important|key|vital|special|true)\s+"
+                      rf"(?:how|that|when|what|to)\b)|\b(?:we all|all of us|each of us|each other|our (?:lives|hearts|"
+                      rf"souls|loved ones|own|best|true selves|future|well-being))\b(?<!we all)", re.I)
+_ME_SINGULAR = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
+_VOCATIVE = re.compile(r"(?:^|,)\s*[A-Z][a-z]+(?=\s*(?:[!,.?]|$))")
+_PEP_FILLER = frozenset(("gonna", "going", "will", "keep", "never", "no", "matter", "way", "comes", "always", "ever",
+                         "rough", "tough", "great", "good", "bad", "crazy", "amazing", "awesome", "hard", "easy",
+                         "won't", "can", "sure", "definitely", "totally", "together", "hard", "anything", "whatever",
+                         "promise", "want", "guys", "things", "hey", "yeah", "yes", "okay", "ok", "time", "right"))
 
-# --- Chinese ----------------------------------------------------------------------------------------------------
-_ZH_REMEMBER = re.compile(r"记住|记一下|记下来|帮我记|提醒我|记得|别忘了|不要忘|别忘记|请注意|以后都|从现在起|务必")
-_ZH_PREFER = re.compile(r"我(?:们)?(?:很|非常|最|特别|也|还|比较|一直|从来|真的|超|挺|都)*(?:不太|不|没|从不|不怎么)?"
-                        r"(?:不能|不可以|不敢|没法)?(?:喜欢|爱吃|爱喝|爱看|爱玩|爱|讨厌|偏爱|偏好|受不了|怕|吃|喝|抽烟|习惯|擅长)")
-_ZH_ALLERGY = re.compile(r"我(?:们)?.{0,3}对.{1,12}过敏|过敏")
-_ZH_FACT = re.compile(r"我(?:们)?(?:现在|目前|一直|已经|今年|从小)?(?:住在|住|在.{1,12}(?:工作|上班|上学|读书|念书|住)|"
-                      r"是(?!说|不是|吗)|叫|姓|来自|出生|生于|毕业|工作|上班|养了|有(?:一|两|三|四|五|个|只|条|位|\d)|"
-                      r"今年\d+|属|学|搬到|搬去|当)")
-_ZH_POSSESSIVE = re.compile(r"我(?:们)?的?[^，,。是的]{1,12}?(?:是|叫|在|有|住|姓|过敏|喜欢)")
-_ZH_HABIT = re.compile(r"我(?:们)?[^，,。我你]{0,4}?(?:每天|每周|每个?月|每年|每次|经常|常常|一般|通常|总是|平时|平常|周末都)|"
-                       r"我(?:们)?(?:最近|现在|目前|一直|正)?在")  # habits, and what one is doing for a while or where
-_ZH_FEELING = re.compile(r"^我(?:今天|现在)?(?:有点|有些|好|太|很|真|超|特别|快)?(?:饿|累|困|渴|无聊|烦|忙|开心|高兴|难过|"
-                         r"伤心|激动|紧张)(?:了|死了|啊|呀)?[。！!~～…]*$")
-_ZH_RELATION = re.compile(r"我(?:们)?(?:的)?(?:女儿|儿子|老婆|老公|妻子|丈夫|太太|先生|爱人|妈妈|母亲|爸爸|父亲|爸妈|父母|"
-                          r"妈|爸|男朋友|女朋友|对象|未婚[夫妻]|哥哥|姐姐|弟弟|妹妹|孩子|宝宝|爷爷|奶奶|外公|外婆|姥姥|姥爷|"
-                          r"朋友|同事|老板|领导|同学|室友|猫|狗|家人|家里)")
-_ZH_PLAN = re.compile(r"(?:明天|后天|今晚|今天晚上|下周.?|下星期.?|下个?月|明年|周末|这周.?|本周.?|星期[一二三四五六日天]|"
-                      r"周[一二三四五六日]|\d+月\d+[日号]|\d+[日号]|\d+点)|我(?:们)?(?:要|打算|准备|计划|决定|想要|将|会|得)")
-_ZH_PAST = re.compile(r"我(?:们)?(?:昨天|前天|上周.?|上个?月|去年|刚|刚刚|已经|最近|终于)?.{0,8}?(?:了|过)")
-_ZH_CHAT = re.compile(r"^(?:哈+|呵+|嘿+|嗯+|哦+|噢+|啊+|好的?|好吧|行|可以|谢谢.*|多谢.*|你好.*|早上好|晚安|再见|拜拜|"
-                      r"没问题|不客气|对|是的|真的吗|太好了|好棒|厉害|加油|哇+|OK|ok|lol)[。！？!?~～…,，.\s]*$")
-_ZH_QUESTION = re.compile(r"[吗呢么嘛]\s*[？?]?$|[？?]$|^(?:你|您).{0,10}(?:吗|呢|么)")
-_ZH_REACTION = re.compile(r"^我(?:也)?(?:觉得|认为|想想|猜|知道|明白|理解|同意|希望|相信|看看|真替你|为你|好开心|很开心|太开心|"
-                          r"好高兴|很高兴|好羡慕|很羡慕|好感动|懂了|懂你)")
-_ZH_YOU = re.compile(r"你(?:的)?.{0,8}?(?:是|喜欢|爱|讨厌|住在|在.{1,8}工作|过敏|不吃|说过|提过|要)")
-_ZH_COMMIT = re.compile(r"我(?:会|一定会|保证|答应|记下|记住了|帮你|替你|提醒你)")
-
+_INTERJECTIONS = frozenset(("hey", "hi", "hello", "thanks", "thank", "congrats", "congratulations", "wow", "woah", "whoa",
+                            "yeah", "yes", "yep", "yup", "nope", "oh", "aww", "haha", "lol", "omg", "cool", "awesome",
+                            "great", "amazing", "nice", "sweet", "sure", "totally", "definitely", "absolutely",
+                            "glad", "sorry", "bye", "cheers", "woohoo", "yay", "ok", "okay", "alright", "much", "lot"))
+# a judgement of the listener or of a thing said: "You're so funny!", "That's amazing", "Sounds like fun"
+_JUDGEMENT = re.compile(rf"^(?:(?:haha|oh|wow|aww|yeah|omg|lol)\w*[,!]?\s+)*(?:you're|you are|that's|that is|it's|it is|"
+                        rf"this is|how|what an?|so|sounds|looks|seems)\s+(?:so\s+|really\s+|very\s+|such\s+(?:an?\s+)?|"
+                        rf"totally\s+|pretty\s+|like\s+(?:an?\s+)?)?(?:{_JUDGED}|funny|sweet|cute|lovely|inspiring|"
+                        rf"impressive|incredible|beautiful|adorable|hilarious|exciting|fun)\b[^,;]*$", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+|\d+")
 MIN_CONTENT_WORDS = 2
 _LETTER = re.compile(r"[A-Za-z\u3400-\u9fff]")
@@ -165,15 +212,15 @@ def extract(text: str, speaker: str = "", role: str = "user") -> list[Item]:
     at most one memory line, so capture never stores more lines than the raw turn). A character's or
     assistant's turn keeps only what it says about the user and what it commits to."""
     assistant = (role or "").lower() in _ASSISTANT_ROLES
-    kept, kinds, weight = [], [], 0
-    for sent in sentences(text):
-        judged = judge(sent, assistant)
-        if judged is not None:
-            kept.append(sent)
-            kinds.append(judged[0])
-            weight = max(weight, judged[1])
-    if not kept:
+    said = sentences(text)
+    judged = [judge(sent, assistant) for sent in said]
+    kinds = [j[0] for j in judged if j is not None]
+    if not kinds:
         return []
+    weight = max(j[1] for j in judged if j is not None)
+    # a person's kept message keeps what it says around its facts (the question asked later may be about a
+    # sibling sentence: "Love experimenting with spices"); only chatter goes. An assistant keeps its facts alone
+    kept = [s for s, j in zip(said, judged) if j is not None or (not assistant and not _chatter(s))]
     return [Item(_joined(kept), next(k for k in _STRONGEST if k in kinds), weight, speaker)]
 
 
@@ -186,13 +233,15 @@ def judge(sentence: str, assistant: bool = False) -> tuple[str, int] | None:
     if len(_LETTER.findall(s)) < 3:
         return None  # emoji, "ok", punctuation
     if has_han(s):
-        return _judge_zh(s, assistant)
+        return judge_zh(s, assistant)
     return _judge_en(s, assistant)
 
 
 def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
     if sum(1 for w in _WORD.findall(s) if not is_stopword(w)) < MIN_CONTENT_WORDS:
         return None  # "Yes, I did." "I definitely will.": nothing said that a later question could ask about
+    if _pep(s):
+        return None  # I'll keep pushing, I won't let you down, Never give up!
     asks = _REMEMBER.search(s) is not None
     if assistant:
         if _YOU.search(s) and not s.rstrip().endswith("?"):
@@ -200,7 +249,8 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
         if _COMMIT.search(s) and not s.rstrip().endswith("?"):
             return "decision", 3
         return None
-    if s.rstrip().endswith("?") and not asks and (_QUESTION_HEAD.match(s) or not _fact_shape(s)):
+    if s.rstrip().endswith("?") and not asks and (_QUESTION_HEAD.match(s) or not _fact_shape(s)
+                                                  or not re.search(r"\b(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b", s, re.I)):
         return None
     if asks:
         rest = _after_remember(s)
@@ -209,9 +259,31 @@ def _judge_en(s: str, assistant: bool) -> tuple[str, int] | None:
         kind = _kind(s)
         return None if kind is None and re.match(r"i\b|i'm\b|we\b", rest, re.I) else (kind or "fact", 4)
     kind = _kind(s)
-    if kind is None or (kind == "decision" and _EMPTY_PLAN.search(s) and not _TIME.search(s)):
+    if kind is None:
+        return None
+    if not _ME_SINGULAR.search(s) and _GENERAL.search(s) and not re.search(rf"\bwe\s+(?:all\s+)?{_PAST}", s, re.I):
         return None
     return kind, {"preference": 3, "entity": 3, "fact": 3, "decision": 3}.get(kind, 2)
+
+
+def _pep(s: str) -> bool:
+    """Encouragement and nothing else: what is left without its pep phrases and the names called holds fewer than
+    three content words (two let "I'm staying positive and taking it slow" through on LoCoMo's dev turns)."""
+    if not _PEP.search(s):
+        return False
+    rest = _VOCATIVE.sub(" ", _PEP.sub(" ", s))
+    return sum(1 for w in _WORD.findall(rest) if not is_stopword(w) and w.lower() not in _PEP_FILLER) < 3
+
+
+def _chatter(s: str) -> bool:
+    """Nothing a later question could ask about: a question, a greeting or thanks, pep talk, a bare reaction."""
+    s = s.strip().translate(_APOSTROPHES)
+    if has_han(s):
+        return chatter_zh(s)
+    if s.endswith("?") or _pep(s) or _JUDGEMENT.match(s):
+        return True
+    return sum(1 for w in _WORD.findall(_VOCATIVE.sub(" ", s)) if not is_stopword(w)
+               and w.lower() not in _INTERJECTIONS) < MIN_CONTENT_WORDS
 
 
 def _after_remember(s: str) -> str:
@@ -224,9 +296,22 @@ def _fact_shape(s: str) -> bool:
 
 
 def _kind(s: str) -> str | None:
-    """The type of fact a sentence's shape states, from its first-person verbs, possessives and time words."""
-    kinds = []
+    """The type of fact a sentence's shape states, from its first-person verbs, possessives and time words; a plan
+    about "it" or "that" with no date is pep talk."""
+    kinds = _kinds(s)
+    if not kinds:
+        return None
+    if _TIME.search(s) and "preference" not in kinds:
+        return "episodic"
+    kind = next(k for k in ("preference", "decision", "entity", "fact", "episodic") if k in kinds)
+    return None if kind == "decision" and _EMPTY_PLAN.search(s) else kind
+
+
+def _kinds(s: str) -> list[str]:
+    s, kinds = _SINCE_CHAT.sub("", s), []
     for m in _VERB_AFTER_ME.finditer(s):
+        if m["contr"] and re.search(r"\b(?:what|why|how|whatever|who)\s+$", s[:m.start()], re.I):
+            continue  # "why I'm doing it", "what we're going through": a clause, not a statement
         what = (m["what"] or "").lower()
         if m["contr"]:
             what2 = (m["what2"] or "").lower()
@@ -242,24 +327,25 @@ def _kind(s: str) -> str | None:
         kinds.append(_verb_kind(what, bool(m["neg"])))
     if _ELIDED_ME.search(s):
         kinds.append("episodic")
+    if _ELIDED_PLAN.search(s):
+        kinds.append("decision")
+    if _ELIDED_LIKE.search(s):
+        kinds.append("preference")
+    if re.search(r"\b(?:can't|cannot) wait\b", s, re.I) and _TIME.search(s):
+        kinds.append("decision")  # "Can't wait for tomorrow's opening": an event with its day
+    if _OTHERS.search(s) or _SHOWN.search(s):
+        kinds.append("fact")
     if _HABIT.search(s) or _DESCRIBED.search(s):
         kinds.append("fact")
     if _RELATION.search(s):
         kinds.append("entity")
     elif _POSSESSIVE.search(s) or _THIRD.search(s):
         kinds.append("fact")
-    if not kinds:
-        return None
-    if _TIME.search(s) and "preference" not in kinds:
-        return "episodic"
-    for k in ("preference", "decision", "entity", "fact", "episodic"):
-        if k in kinds:
-            return k
-    return None
+    return kinds
 
 
 def _verb_kind(what: str, negated: bool) -> str:
-    if re.match(_PREFER, what, re.I) or (negated and re.match(r"(?:eat|drink|smoke|like|use)\b", what)):
+    if re.match(rf"(?:would\s+)?{_PREFER}", what, re.I) or (negated and re.match(r"(?:eat|drink|smoke|like|use)\b", what)):
         return "preference"
     if re.match(r"(?:would|will|shall|am going|are going|am gonna|plan|planned|am planning|intend|decided|"
                 r"want|wanna|'d like|hope to|need to|have to|got to|am about|might|may)\b", what):
@@ -267,56 +353,6 @@ def _verb_kind(what: str, negated: bool) -> str:
     if re.match(_PAST, what) and not re.match(_PLACE, what):
         return "episodic"
     return "fact"
-
-
-def _judge_zh(s: str, assistant: bool) -> tuple[str, int] | None:
-    clauses = re.split(r"(?<=[，,])", s.strip())
-    while clauses and _ZH_CHAT.match(clauses[0].rstrip("，,")):
-        clauses.pop(0)  # 嗯嗯， 哈哈， 好的， before what is said
-    core = "".join(clauses)
-    if not core:
-        return None
-    asks = _ZH_REMEMBER.search(core) is not None
-    if assistant:
-        if _ZH_QUESTION.search(core):
-            return None
-        if _ZH_YOU.search(core):
-            return "fact", 3
-        if _ZH_COMMIT.search(core):
-            return "decision", 3
-        return None
-    if asks:
-        return ("instruction" if re.search(r"以后|从现在起|每次|总是|不要|别", core) and not _zh_kind(core)
-                else _zh_kind(core) or "fact"), 4
-    if _ZH_QUESTION.search(core) and not re.search(r"[，,]", core):
-        return None  # a question with no clause stating something
-    if _ZH_FEELING.match(core):
-        return None  # a passing state, not a fact
-    if _ZH_REACTION.match(core):
-        rest = re.split(r"[，,]", core, maxsplit=1)
-        return _zh_typed(rest[1]) if len(rest) > 1 else None
-    return _zh_typed(core)
-
-
-def _zh_typed(core: str) -> tuple[str, int] | None:
-    kind = _zh_kind(core)
-    return None if kind is None else (kind, 3 if kind != "episodic" else 2)
-
-
-def _zh_kind(s: str) -> str | None:
-    if _ZH_PREFER.search(s) or _ZH_ALLERGY.search(s):
-        return "preference"
-    if _ZH_HABIT.search(s):
-        return "fact"  # before the plans: 我周末一般去爬山 is a habit, not a plan
-    if _ZH_PLAN.search(s) and re.search(r"我|要|去|会|打算|准备", s):
-        return "decision" if re.search(r"要|打算|准备|计划|决定|将|会", s) else "episodic"
-    if _ZH_RELATION.search(s):
-        return "entity"
-    if _ZH_POSSESSIVE.search(s) or _ZH_FACT.search(s):
-        return "fact"
-    if _ZH_PAST.search(s):
-        return "episodic"
-    return None
 
 
 def _joined(parts: list[str]) -> str:

@@ -91,8 +91,10 @@ decay = _pass_command(
     lambda r: f"{r['updated']} of {r['chunks']} chunks changed strength in {r['seconds']:.2f}s")
 cleanup = _pass_command(
     "cleanup", "Run the cleanup pass now: vanished files, orphan rows, FTS optimise, WAL checkpoint, the trash past "
-    "trash_days. Never edits notes.",
+    "trash_days, decided entries of the decision log past decisions_days. Never edits notes.",
     lambda r: f"{r['vanished_files']} vanished files ({r['chunks_removed']} chunks), {r['orphan_vectors']} orphan "
               f"vectors removed, {r['dead_aliases']} ids of forgotten memories dropped, FTS {'rebuilt' if r['fts_rebuilt'] else 'in step'} and optimised, WAL checkpointed "
               f"in {r['seconds']:.2f}s" + (f"; {r['trash_expired']} forgotten memories left the trash"
-                                           if r.get("trash_expired") else ""))
+                                           if r.get("trash_expired") else "")
+              + (f"; {r['decisions_expired']} decided entries left the decision log" if r.get("decisions_expired")
+                 else ""))

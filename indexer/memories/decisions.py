@@ -23,7 +23,7 @@ class Ops:
     update: Callable  # (id, text, space, keep) -> update's answer
     forget: Callable  # (id, space) -> forget's answer
     append: Callable  # (text, args) -> add's answer, never a reinforcement
-    reinforce: Callable  # (store, id)
+    reinforce: Callable  # (store, id, by=1.0): by -1.0 takes a restatement back
     write_summary: Callable  # (store, entry, text) -> where the summary note went
     supersede: Callable  # (old id, new id, space) -> supersede.mark_old's answer
     restore: Callable  # (trash id, space) -> restore's answer
@@ -108,18 +108,20 @@ def resolve(action: str, ref: str | None, text: str | None, stores: list[Store],
             ops.update(entry["memory_id"], text, entry.get("space"), True)
         status = "edited"
     else:
-        out = undo(entry, ops)
+        out = undo(entry, ops, st.name)
         status = "rejected" if action == "reject" else "undone"
     ops.log(st.name, {"id": entry["id"], "status": status, **({"text": text} if action == "edit" else {})})
     return {"id": entry["id"], "action": entry["action"], "status": status, "result": out}
 
 
-def undo(entry: dict, ops: Ops) -> dict:
-    """Put things back as they were before the decision: the line a reinforcement did not write is written, a
-    struck line is current again, a near memory kept apart goes to the trash and reinforces the one it is near."""
+def undo(entry: dict, ops: Ops, store: str) -> dict:
+    """Put things back as they were before the decision: the line a reinforcement did not write is written and
+    the memory it restated counts one restatement less, a struck line is current again, a near memory kept apart
+    goes to the trash and reinforces the one it is near, a merged line comes back and its twin counts one less."""
     kind, space = entry["action"], entry.get("space")
     if kind == "reinforced":
-        return ops.append(entry["text"], entry.get("args") or {})
+        restated = _taken_back(ops, store, entry["memory_id"], space)
+        return {**ops.append(entry["text"], entry.get("args") or {}), **restated}
     if kind == "superseded":
         return ops.update(entry["old_id"], entry["old_text"], space, False)
     if kind == "kept":
@@ -127,8 +129,20 @@ def undo(entry: dict, ops: Ops) -> dict:
         ops.reinforce(entry["near_store"], entry["near_id"])
         return gone
     if kind == "merged":  # the LLM's NONE: the new line back from the trash
-        return ops.restore(entry["memory_id"], space)
+        restated = _taken_back(ops, entry.get("near_store") or store, entry["near_id"], space)
+        return {**ops.restore(entry["memory_id"], space), **restated}
     return {}  # a proposal wrote nothing: rejecting it only closes it
+
+
+def _taken_back(ops: Ops, store: str, memory_id: str, space: str | None) -> dict:
+    """The restatement a decision counted on a memory, taken back (the memory as it is now: edits change ids);
+    {"restated": {"id", "reinforcement"}}, or nothing when that memory is gone."""
+    try:
+        twin = ops.get(memory_id, space)
+    except NotFoundError:
+        return {}
+    count = ops.reinforce(twin.get("store") or store, twin["id"], -1.0)
+    return {"restated": {"id": twin["id"], "reinforcement": count}}
 
 
 def _all(stores: list[Store], space: str | None):

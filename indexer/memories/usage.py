@@ -60,10 +60,10 @@ def tell_once(failures, warn) -> None:
         warn(f"access counts not saved ({failed[0]}); results are unaffected and the counts are kept for later")
 
 
-def reinforce(st: Store, chunk_id: str) -> float | None:
-    """One more restatement of a record; its new reinforcement (None when the record is gone)."""
+def reinforce(st: Store, chunk_id: str, by: float = 1.0) -> float | None:
+    """One more restatement of a record (by -1: one taken back); its new reinforcement (None when it is gone)."""
     with db.transaction(st.con):
-        sql.increment_reinforcement(st.con, [chunk_id])
+        sql.increment_reinforcement(st.con, [chunk_id], by)
     fresh = sql.chunks_by_ids(st.con, [chunk_id])
     return fresh[0]["reinforcement"] if fresh else None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +17,7 @@ from indexer.private_files import open_private
 FILE = ".decisions.jsonl"
 # an entry is its first line; later lines of the same id change its state (accepted, rejected, edited, undone)
 STATES = ("pending", "accepted", "rejected", "edited", "undone")
+DAY_S = 86400.0
 
 
 def new_id() -> str:
@@ -44,15 +46,18 @@ def entries(root: Path) -> list[dict]:
     a line cut by a crash is skipped, never fatal."""
     try:
         with open(Path(root) / FILE, encoding="utf-8") as f:
-            rows = [_row(line) for line in f]
+            return _folded([_row(line) for line in f])
     except FileNotFoundError:
         return []
+
+
+def _folded(rows: list[dict | None]) -> list[dict]:
     out: dict[str, dict] = {}
     for r in rows:
         if r is None:
             continue
-        if "action" in r and r["id"] not in out:
-            out[r["id"]] = {**r, "status": "pending" if r.get("review") else "done"}
+        if "action" in r and r["id"] not in out:  # an expired proposal's one line carries its final status
+            out[r["id"]] = {**r, "status": r.get("status") or ("pending" if r.get("review") else "done")}
         elif r["id"] in out and r.get("status") in STATES:
             out[r["id"]].update({k: v for k, v in r.items() if k not in ("id", "at", "action")},
                                 resolved_at=r.get("at"))
@@ -62,24 +67,70 @@ def entries(root: Path) -> list[dict]:
 def scrub(root: Path, ids: set[str], texts: set[str]) -> int:
     """Remove every line of the decisions about these memories (by id, or holding these texts: a purge leaves no
     copy here either); the log is rewritten atomically. How many decisions went."""
-    path = Path(root) / FILE
     said = {" ".join(strip_item(ln) for ln in t.split("\n") if ln.strip() and not ln.lstrip().startswith("#"))
             for t in texts}
     said = {t for t in said if t.strip()}
+
+    def gone(rows: list[dict | None]) -> tuple[set[str], dict]:
+        return {r["id"] for r in rows if r is not None and "action" in r and (
+            ids & {r.get("memory_id"), r.get("old_id"), r.get("near_id")} or
+            any(t in str(r.get(k) or "") for t in said for k in ("text", "old_text", "near_text")))}, {}
+    return _rewrite(root, gone)
+
+
+def expire(root: Path, days: float, now: float | None = None) -> int:
+    """Drop the decisions whose last line is older than `days` (the cleanup pass), keeping every one still waiting
+    for review; a proposal leaves one short line (space, week, status) so its week is not proposed again. How
+    many decisions went."""
+    cutoff = (time.time() if now is None else now) - days * DAY_S
+
+    def old(rows: list[dict | None]) -> tuple[set[str], dict]:
+        states, last = {e["id"]: e for e in _folded(rows)}, {}
+        for r in rows:
+            if r is not None:
+                last[r["id"]] = max(last.get(r["id"], float("-inf")), _ts(r.get("at")))
+        out = {i for i, t in last.items() if t < cutoff and not states.get(i, {}).get("expired")
+               and states.get(i, {}).get("status") != "pending"}
+        return out, {i: _tombstone(states[i]) for i in out if states.get(i, {}).get("action") == "proposed"}
+    return _rewrite(root, old)
+
+
+def _tombstone(entry: dict) -> str:
+    keep = ("id", "at", "action", "space", "week", "uri", "status", "resolved_at")
+    return json.dumps({k: entry.get(k) for k in keep} | {"text": "", "expired": True}, ensure_ascii=False) + "\n"
+
+
+def _ts(at) -> float:
+    """A line's time in seconds; a line without a readable one is taken as new (kept)."""
+    try:
+        return datetime.fromisoformat(str(at)).timestamp()
+    except ValueError:
+        return float("inf")
+
+
+def _rewrite(root: Path, choose) -> int:
+    """Rewrite the log without the decisions `choose(rows)` names ({id: a line to put in their place}), atomically
+    and under the log's lock; how many went."""
+    path = Path(root) / FILE
     with _lock(root):
         data = read_bytes(path)
         if not data:
             return 0
         lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
         rows = [_row(line) for line in lines]
-        gone = {r["id"] for r in rows if r is not None and "action" in r and (
-            ids & {r.get("memory_id"), r.get("old_id"), r.get("near_id")} or
-            any(t in str(r.get(k) or "") for t in said for k in ("text", "old_text", "near_text")))}
+        gone, instead = choose(rows)
         if not gone:
             return 0
-        kept = "".join(line for line, r in zip(lines, rows) if r is None or r["id"] not in gone).encode("utf-8")
+        kept, placed = [], set()
+        for line, r in zip(lines, rows):
+            if r is None or r["id"] not in gone:
+                kept.append(line)
+            elif r["id"] in instead and r["id"] not in placed:
+                kept.append(instead[r["id"]])
+                placed.add(r["id"])
+        new = "".join(kept).encode("utf-8")
         for _ in range(ATTEMPTS):  # only mdmem writes here, under the lock
-            if swap_bytes_in(path, kept, data, data)[0]:
+            if swap_bytes_in(path, new, data, data)[0]:
                 return len(gone)
             data = read_bytes(path) or b""
     return 0

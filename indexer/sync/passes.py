@@ -9,7 +9,7 @@ from pathlib import Path
 from indexer.index import db
 from indexer.index import sql
 from indexer.config import Config
-from indexer.notes import trash
+from indexer.notes import decision_log, trash
 from indexer.sync.dynamics import strength
 from indexer.index.stores import Store
 
@@ -44,12 +44,14 @@ def born(row: dict) -> float:
     return row["created_at"]
 
 
-def cleanup_store(st: Store, trash_days: float = Config.trash_days) -> dict:
-    """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL, empty the trash of what is
-    past its retention. Never touches Markdown."""
+def cleanup_store(st: Store, trash_days: float = Config.trash_days,
+                  decisions_days: float = Config.decisions_days) -> dict:
+    """Drop rows of vanished files and orphans, optimise FTS, checkpoint the WAL, empty the trash and the decision
+    log of what is past its retention (never what waits for review). Never touches Markdown."""
     t0 = time.perf_counter()
     report = {"store": st.name, "vanished_files": 0, "chunks_removed": 0, "orphan_vectors": 0,
-              "fts_rebuilt": False, "trash_expired": trash.expire(st.root, trash_days)}
+              "fts_rebuilt": False, "trash_expired": trash.expire(st.root, trash_days),
+              "decisions_expired": decision_log.expire(st.root, decisions_days)}
     vanished = [uri for uri in sql.document_uris(st.con) if not _is_note(st, uri)]
     strays = sql.uris_without_document(st.con)
     with db.transaction(st.con):

@@ -18,8 +18,9 @@ from indexer.index.sql.text_stats import chunk_count, text_memo as text_stats_me
 
 def increment_reinforcement(con, ids: list[str], amount: float = 1.0) -> None:
     now = time.time()
-    for i in ids:
-        con.execute("UPDATE chunks SET reinforcement = reinforcement + ?, updated_at = ? WHERE id = ?", (amount, now, i))
+    for i in ids:  # a negative amount takes restatements back (an undone reinforcement), never below none
+        con.execute("UPDATE chunks SET reinforcement = max(0, reinforcement + ?), updated_at = ? WHERE id = ?",
+                    (amount, now, i))
 
 
 def increment_access_count(con, ids: list[str]) -> None:
