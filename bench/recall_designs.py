@@ -17,6 +17,7 @@ import json
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -122,18 +123,38 @@ def by_asker(gap=0.025, only_relevant=False):
     return cut
 
 
+def before_roles(design):
+    """A design as it cut before relations: the pool less the memories a relation's search added, unmarked."""
+    def cut(hits, q):
+        return design([replace(h, signals={k: v for k, v in h.signals.items() if k != "role"}) for h in hits
+                       if not h.signals.get("widened")], q)
+    return cut
+
+
+def with_roles(design):
+    """A question naming someone of the asker's ("my son", 我老婆): the memories naming them by relation word or
+    by a name the store gives them (recall._about_roles), else `design`."""
+    def cut(hits, q):
+        current = [h for h in hits if not h.signals.get("superseded")]
+        if any(h.signals.get("role") for h in current):
+            return recall_mod._about_roles(hits, current, relevance.gathers(q))
+        return design(hits, q)
+    return cut
+
+
 DESIGNS = {
     "live (recall as configured)": None,
-    "gap (cosine gap 0.05, first 8)": lambda hits, q: recall_mod._near_best(hits[:LIMIT], q),
-    "relevance, gap 0.02 (opt-in before)": by_relevance(),
-    "relevance + asker guard, gap 0.02": by_relevance(asker=True),
-    "relevance + asker guard, gap 0.025": by_relevance(gap=0.025, asker=True),
-    "relevance + asker guard, widened gap": by_relevance(asker=True, widen=0.5),
-    "asker-scoped, gap 0.02": by_asker(0.02),
-    "asker-scoped, gap 0.025 (default)": by_asker(),
-    "asker-scoped, others' gap cut less the hits under 0.5": by_asker(only_relevant=True),
-    "pool level z >= 2": by_pool_level(),
-    "largest e5 drop in the first 8": by_largest_drop(),
+    "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod._near_best(hits[:LIMIT], q)),
+    "relevance, gap 0.02 (opt-in before)": before_roles(by_relevance()),
+    "relevance + asker guard, gap 0.02": before_roles(by_relevance(asker=True)),
+    "relevance + asker guard, gap 0.025": before_roles(by_relevance(gap=0.025, asker=True)),
+    "relevance + asker guard, widened gap": before_roles(by_relevance(asker=True, widen=0.5)),
+    "asker-scoped, gap 0.02": before_roles(by_asker(0.02)),
+    "asker-scoped, gap 0.025 (default)": before_roles(by_asker()),
+    "asker-scoped, others' gap cut less the hits under 0.5": before_roles(by_asker(only_relevant=True)),
+    "pool level z >= 2": before_roles(by_pool_level()),
+    "largest e5 drop in the first 8": before_roles(by_largest_drop()),
+    "relation words and names, else asker-scoped gap 0.025": with_roles(by_asker()),
 }
 
 
