@@ -117,21 +117,40 @@ def test_a_question_about_a_relative_gathers_every_memory_naming_them(make_memor
 
 def test_a_narrow_question_about_a_relative_keeps_the_memories_naming_them(make_memory):
     mem = make_memory({"user/facts.md": RELATIVES})
-    for q, answer in (("我老公是做什么工作的？", "paramedic"), ("Who is my boss?", "Ingrid"),
-                      ("我家的猫叫什么名字？", "团子")):
+    # 女儿什么水果不能吃？ names no owner: a Chinese relation word alone is the asker's
+    for q, answer, who in (("我老公是做什么工作的？", "paramedic", "Marco"), ("Who is my boss?", "Ingrid", "Ingrid"),
+                           ("我家的猫叫什么名字？", "团子", "猫"), ("女儿什么水果不能吃？", "芒果", "朵朵")):
         texts = _texts(mem.recall(q))
         assert texts and answer in texts[0] and len(texts) <= 2, (q, texts)
-        assert all(answer in t or "Ingrid" in t for t in texts), (q, texts)
+        assert all(who in t for t in texts), (q, texts)  # any second memory is about the same one
 
 
 def test_relation_words_and_names_are_read_in_both_languages():
     assert relations.asked("What does my wife's father do?") == {"father_in_law"}
     assert relations.asked("我爸妈身体好吗？") == {"father", "mother"}
     assert relations.asked("Who are my colleagues?") == {"colleague", "boss"}
-    assert not relations.asked("What am I allergic to?")
+    assert not relations.asked("What am I allergic to?") and not relations.asked("大熊猫吃什么？")
+    assert relations.asked_of_asker("孩子几点放学？", False) == {"son", "daughter"}
+    assert not relations.asked_of_asker("她的孩子几岁？", False) and not relations.asked_of_asker("小王的孩子几岁？", False)
+    assert not relations.asked_of_asker("What does her brother do?", False)
     texts = ["我儿子乐乐今年八岁。", "我妈退休前是会计。", "My cousin Jason plays basketball.", "Aroha, our new teammate, "
              "owns the reports.", "我们养了一只柴犬，叫可乐。"]
     assert relations.names(texts, {"son"}) == {"乐乐"}
     assert relations.names(texts, {"mother"}) == set()  # 退休 follows 我妈: a verb, not a name
     assert relations.names(texts, {"cousin", "colleague"}) == {"Jason", "Aroha"}
     assert relations.names(texts, {"pet"}) == {"可乐"}
+
+
+def test_a_question_about_how_to_answer_gathers_every_instruction(make_memory):
+    rules = ["请用繁体中文回答我。", "Always cite the source when you quote a number.", "不要在回答里用 Markdown 表格。",
+             "Explain code changes with a short summary first.", "回复的时候先说结论，再说理由。"]
+    others = ["I answer customer support tickets on Monday mornings.", "我妈喜欢在微信上发语音。",
+              "I take the 8:10 train to the office.", "我周末喜欢去爬山。", "My sister Nadia is a vet in Porto.",
+              "I prefer window seats on trains.", "我的笔记本电脑是 ThinkPad X1。"]
+    notes = {"user/facts.md": "# Facts\n\n" + "".join(f"- 2025-06-{10 + i}: {t}\n" for i, t in enumerate(rules + others))}
+    mem = make_memory(notes)
+    # the relevance cut kept the three Chinese ones: the English instructions lay outside its gap
+    for q in ("How should you reply to me?", "你给我回答问题时要注意什么？"):
+        texts = _texts(mem.recall(q))
+        assert sorted(texts) == sorted(rules), (q, texts)
+    assert relations.asks_instructions("How do you want to answer me?") and not relations.asks_instructions("你吃了吗")

@@ -75,7 +75,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or asked_for(h)]
     if judged and relevance.asks_own_family(used):
         hits = _with_members(hits, search, used, scope)
-    elif judged and relevance.about_asker(used) and relations.asked(used):
+    elif judged and relations.asked_of_asker(used, relevance.about_asker(used)):
         hits = _with_roles(hits, search, used, scope)
     kept = on_topic(hits, used, judged, asked_for)[:limit]
     memories = render_memories(kept, max_chars, max_tokens)
@@ -105,7 +105,7 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
     without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies."""
     current = [h for h in hits if not h.signals.get("superseded")]
     if judged and any(h.relevance is not None for h in current):
-        gather = relevance.gathers(query)
+        gather = relevance.gathers(query) or relations.asks_instructions(query)
         return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
     return _near_best(hits, query, asked_for)
 
@@ -119,7 +119,8 @@ def _judges(hits, query: str) -> bool:
     naming them reads as relevant, and the relevance cut left answers out (locomo-facts-dev, relevant lines in
     the block 0.739 -> 0.654; bench/recall_designs.py)."""
     relevant = any(h.relevance is not None and h.relevance >= 0.5 for h in hits)
-    return relevant if relevance.about_asker(query) else not relevant
+    asker = relevance.about_asker(query) or bool(relations.asked_of_asker(query, False))  # 孩子…: the asker's
+    return relevant if asker else not relevant
 
 
 # a margin this far under the best still answers: the second of two answers lay within 0.02 of the first
@@ -143,7 +144,7 @@ def _with_roles(hits, search, query: str, scope: str):
     relation word or by a name the store gives them ("我儿子乐乐" -> every memory naming 乐乐), are marked `role`;
     those the question's own search did not reach join the pool marked `widened` too (their relevance was read
     against other words)."""
-    roles = relations.asked(query)
+    roles = relations.asked_of_asker(query, relevance.about_asker(query))
     wide = search(f"{query} {relations.words(roles)}", scope, POOL)
     known = relations.names([h.content for h in [*hits, *wide]], roles)
     if known:
@@ -182,8 +183,8 @@ def _about_roles(hits, current, gather: bool):
     own = [h for h in current if h.signals.get("role") and not h.signals.get("widened") and h.relevance is not None]
     if not own:
         return named[:1]
-    best = max(h.signals["margin"] for h in own)
-    return [h for h in own if h.signals["margin"] >= best - ANSWER_GAP]
+    own.sort(key=lambda h: -h.signals["margin"])  # the best reading first: the ranking put 我女儿朵朵… over 朵朵对芒果过敏
+    return [h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP]
 
 
 def _near_best(hits, query: str, asked_for=lambda h: False):

@@ -24,13 +24,16 @@ _ROLES = {
     "colleague": ("colleagues?|co-?workers?|teammates?|people I work with", "同事|队友"),
     "friend": ("friends?|roommates?|flatmates?|classmates?", "朋友|好友|室友|同学"),
     "neighbour": ("neighbou?rs?", "邻居"),
-    "pet": ("pets?|dogs?|cats?|puppy|kitten", "宠物|狗|猫|犬"),
+    "pet": ("pets?|dogs?|cats?|puppy|kitten", "宠物|(?<!热)狗|(?<!熊)猫|犬"),
 }
 # the roles a question about the people at work reaches: a colleague question asks about the boss too
 _REACH = {"colleague": {"colleague", "boss"}}
 _WORD = {role: re.compile(rf"\b(?:{en})\b|{zh}", re.I) for role, (en, zh) in _ROLES.items()}
 _EN_ANY = "|".join(en for en, _ in _ROLES.values())
 _ZH_ANY = "|".join(sorted({w for _, zh in _ROLES.values() for w in zh.split("|")}, key=len, reverse=True))
+# a Chinese question naming a relation without an owner ("孩子吃哪种水果会过敏？") asks about the asker's: one about
+# someone else names them (他/她, 小王的孩子)
+_OTHERS_ZH = re.compile(rf"[他她]|[\u4e00-\u9fff]的(?:{_ZH_ANY})")
 # a name given next to a role word: "My manager, Priya Nair", "my cousin Jason", "Aroha, the new teammate",
 # 我太太苏晴, 一只柴犬，叫可乐
 _NAME_EN = re.compile(rf"\b(?:{_EN_ANY})\b,?\s+(?:(?:named|called)\s+)?([A-Z][a-z]+)")
@@ -45,9 +48,26 @@ _NOT_NAME_EN = {"is", "was", "has", "had", "and", "the", "who", "works", "lives"
                 "teaches", "goes", "said", "from", "at", "in", "of", "on", "to", "my", "our", "a", "an"}
 
 
+# a question about how the assistant should answer ("How do I like you to answer me?", 你回答我时要注意什么？) asks for
+# every instruction the asker gave it; an instruction addresses the assistant or tells it what (not) to do
+_TO_ASSISTANT = re.compile(r"(?=.*\b(?:you|your)\b)(?=.*\b(?:answer|reply|respond|write|talk|explain)\w*)|"
+                           r"(?=.*[你您])(?=.*(?:回答|回复|答复|说话|聊天|解释))", re.I | re.S)
+_INSTRUCTION = re.compile(r"^(?:\d{4}-\d\d-\d\d:\s*)?(?:keep|use|give|write|answer|reply|respond|explain|show|start|"
+                          r"list|cite|call|avoid|never|always|please|don't|do not|be)\b|\b(?:you|your)\b|"
+                          r"不要|请(?!假|客)|务必|(?:^|[，,：:])别|回答|回复|答复", re.I)
+
+
+def asks_instructions(text: str) -> bool:
+    """Whether a question asks how the assistant should answer (it gathers every instruction)."""
+    return bool(_TO_ASSISTANT.search(text))
+
+
 def asked(text: str) -> set[str]:
-    """The roles a question names by a relation word ("my boss", 我老婆, "my wife's father")."""
+    """The roles a question names by a relation word ("my boss", 我老婆, "my wife's father"), and "assistant" for
+    a question about how the assistant should answer."""
     found = {role for role, word in _WORD.items() if word.search(text)}
+    if asks_instructions(text):
+        found.add("assistant")
     if found & {"father_in_law", "mother_in_law"}:  # "my wife's father" is the father-in-law, not the father
         inlaw = re.search(r"(?:wife|husband)'s\s+(?:father|dad|mother|mom|mum)", text, re.I)
         if inlaw:
@@ -55,9 +75,20 @@ def asked(text: str) -> set[str]:
     return set().union(*(_REACH.get(r, {r}) for r in found)) if found else set()
 
 
+def asked_of_asker(text: str, about_asker: bool) -> set[str]:
+    """The roles of the asker's people a question names: a question about its asker, or a Chinese one naming a
+    relation without an owner; English questions without "my"/"our" are about someone else's ("her brother")."""
+    if about_asker:
+        return asked(text)
+    han = re.search("[\u4e00-\u9fff]", text) is not None
+    return asked(text) if han and not _OTHERS_ZH.search(text) else set()
+
+
 def roles_of(text: str) -> set[str]:
-    """The roles a memory names by a relation word."""
-    return {role for role, word in _WORD.items() if word.search(text)}
+    """The roles a memory names by a relation word ("assistant": an instruction to the assistant)."""
+    found = {role for role, word in _WORD.items() if word.search(text)}
+    body = re.sub(r"^\s*[-*]\s+", "", text.strip())
+    return found | {"assistant"} if _INSTRUCTION.search(body) else found
 
 
 def names(texts, roles: set[str]) -> set[str]:
@@ -84,7 +115,7 @@ def words(roles: set[str]) -> str:
     """The plain words of these roles, both languages: what a question is widened with to reach every memory
     introducing one of them ("my son" finds 我儿子乐乐)."""
     out = []
-    for role in sorted(roles):
+    for role in sorted(roles - {"assistant"}):
         en, zh = _ROLES[role]
         out += [w for w in re.sub(r"s\?|\(\?:[^)]*\)\??|\\s\+|'s", " ", en).replace("|", " ").split() if w.isalpha()]
         out += zh.split("|")
