@@ -225,7 +225,7 @@ DESIGNS = {
     "relations + shared words (narrow)": by_shared_words(),
     "relations + margin order, 2 best within 0.01 (narrow)": by_margin_order(),
     "relations + margin order, 3 best within 0.015 (narrow)": by_margin_order(0.015, 3),
-    "relations + personal background (others' questions)": by_personal_background(),
+    "relations + personal background 0.06 (others' questions)": by_personal_background(0.06),
 }
 
 
