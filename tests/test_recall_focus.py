@@ -139,6 +139,8 @@ def test_relation_words_and_names_are_read_in_both_languages():
     assert relations.names(texts, {"mother"}) == set()  # 退休 follows 我妈: a verb, not a name
     assert relations.names(texts, {"cousin", "colleague"}) == {"Jason", "Aroha"}
     assert relations.names(texts, {"pet"}) == {"可乐"}
+    assert "brother" in relations.roles_of("My older brother Tom lives in Oslo.") and "son" in relations.roles_of("孩子的照片")
+    assert not relations.roles_of("I run a kids' reading hour.") and not relations.roles_of("Caroline's mother paints.")
 
 
 def test_a_question_about_how_to_answer_gathers_every_instruction(make_memory):

@@ -29,6 +29,12 @@ _ROLES = {
 # the roles a question about the people at work reaches: a colleague question asks about the boss too
 _REACH = {"colleague": {"colleague", "boss"}}
 _WORD = {role: re.compile(rf"\b(?:{en})\b|{zh}", re.I) for role, (en, zh) in _ROLES.items()}
+# in a memory an English relative is the asker's when "my"/"our" says so ("My older brother Tom"): "a kids' reading
+# hour" or "Caroline's mother" is no one of theirs. Chinese memories drop 我 (孩子的视频), so Chinese words count alone.
+_FAMILY = ("wife", "husband", "son", "daughter", "father", "mother", "brother", "sister", "cousin", "grandfather",
+           "grandmother")
+_MEMORY_WORD = {role: re.compile(rf"\b(?:my|our)\s+(?:[a-z]+\s+)?(?:{en})\b|{zh}", re.I) if role in _FAMILY
+                else _WORD[role] for role, (en, zh) in _ROLES.items()}
 _EN_ANY = "|".join(en for en, _ in _ROLES.values())
 _ZH_ANY = "|".join(sorted({w for _, zh in _ROLES.values() for w in zh.split("|")}, key=len, reverse=True))
 # a Chinese question naming a relation without an owner ("孩子吃哪种水果会过敏？") asks about the asker's: one about
@@ -86,7 +92,7 @@ def asked_of_asker(text: str, about_asker: bool) -> set[str]:
 
 def roles_of(text: str) -> set[str]:
     """The roles a memory names by a relation word ("assistant": an instruction to the assistant)."""
-    found = {role for role, word in _WORD.items() if word.search(text)}
+    found = {role for role, word in _MEMORY_WORD.items() if word.search(text)}
     body = re.sub(r"^\s*[-*]\s+", "", text.strip())
     return found | {"assistant"} if _INSTRUCTION.search(body) else found
 
