@@ -145,10 +145,12 @@ def _with_roles(hits, search, query: str, scope: str):
     those the question's own search did not reach join the pool marked `widened` too (their relevance was read
     against other words)."""
     roles = relations.asked_of_asker(query, relevance.about_asker(query))
-    wide = search(f"{query} {relations.words(roles)}", scope, POOL)
-    known = relations.names([h.content for h in [*hits, *wide]], roles)
-    if known:
-        wide += search(" ".join(sorted(known)), scope, POOL)
+    known = relations.names([h.content for h in hits], roles)
+    wide = search(" ".join([query, relations.words(roles), *sorted(known)]), scope, POOL)
+    more = relations.names([h.content for h in wide], roles) - known
+    if more:  # an introduction only the wider search found: its names' memories too (one search when the pool had it)
+        known |= more
+        wide += search(" ".join(sorted(more)), scope, POOL)
     seen, out = set(), []
     for h in [*hits, *(replace(w, signals={**w.signals, "widened": True}) for w in wide)]:
         if (h.store, h.id) in seen:
