@@ -146,7 +146,8 @@ def _with_roles(hits, search, query: str, scope: str):
     against other words)."""
     roles = relations.asked_of_asker(query, relevance.about_asker(query))
     known = relations.names([h.content for h in hits], roles)
-    wide = search(" ".join([query, relations.words(roles), *sorted(known)]), scope, POOL)
+    extra = [w for w in (relations.words(roles), *sorted(known)) if w]  # none for the assistant's instructions
+    wide = search(" ".join([query, *extra]), scope, POOL) if extra else []
     more = relations.names([h.content for h in wide], roles) - known
     if more:  # an introduction only the wider search found: its names' memories too (one search when the pool had it)
         known |= more
