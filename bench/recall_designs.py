@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from indexer import config  # noqa: E402
+from indexer import config, ranking_model  # noqa: E402
 from indexer.memories.add import normalise  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.textseg import mostly_han  # noqa: E402
@@ -178,19 +178,34 @@ def by_margin_order(gap=0.01, k=2):
     return cut
 
 
-def by_personal_background(over=relevance.OVER_PERSONAL, gate=True):
-    """A question about no one (not its asker, no relative; gate: no name its hits hold): empty unless its best
-    memory's e5 cosine (first 8, as recall's gap cut reads) stands `over` above what it scores on
-    relevance.PERSONAL_BACKGROUND in the memory's language (an answer, not merely a memory on its topic)."""
+# generic first-person memories of both languages (no store's): what any personal memory on a question's topic reaches
+PERSONAL_BACKGROUND = (
+    "I drink two cups of coffee every morning.", "My brother works as an accountant in a bank.",
+    "I go jogging in the park on weekends.", "We are planning a trip to Italy next summer.",
+    "I have been learning to play the guitar.", "My laptop is a five-year-old Dell.", "I am allergic to cats.",
+    "I work as a teacher at a primary school.", "Our apartment is close to the subway.",
+    "I like watching documentaries about history.", "My daughter started kindergarten this year.",
+    "I usually cook dinner at home.", "我每天早上喝一杯咖啡。", "我哥哥在银行当会计。", "周末我会去公园跑步。",
+    "我们打算明年夏天去意大利旅行。", "我最近在学弹吉他。", "我的笔记本电脑用了五年了。", "我对猫毛过敏。", "我在一所小学当老师。",
+    "我们家离地铁站很近。", "我喜欢看历史纪录片。", "我女儿今年上幼儿园了。", "我平时在家做晚饭。",
+)
+
+
+def by_personal_background(over=0.0):
+    """A question not about its asker: empty unless its best memory's e5 cosine stands `over` above what it scores
+    on PERSONAL_BACKGROUND in the memory's language (an answer, not merely a memory on the question's topic)."""
     base = with_roles(by_asker())
 
     def cut(hits, q):
         kept = base(hits, q)
-        if not kept or relevance.about_asker(q) or relations.asked_of_asker(q, False) or (
-                gate and relevance.names_held(q, hits[:LIMIT])):
+        if relevance.about_asker(q) or not kept or any(h.signals.get("role") for h in hits):
             return kept
-        best = relevance.over_personal(q, hits[:LIMIT])
-        return [] if best is not None and best < over else kept
+        cos = ranking_model.background(PERSONAL_BACKGROUND) @ ranking_model.query(q)
+        han = np.array([mostly_han(t) for t in PERSONAL_BACKGROUND])
+        level = {True: float(cos[han].max()), False: float(cos[~han].max())}
+        best = max(h.signals["e5_cosine"] - level[mostly_han(h.content)] for h in hits
+                   if h.signals.get("e5_cosine") is not None)
+        return kept if best >= over else []
     return cut
 
 
@@ -206,13 +221,11 @@ DESIGNS = {
     "asker-scoped, others' gap cut less the hits under 0.5": before_roles(by_asker(only_relevant=True)),
     "pool level z >= 2": before_roles(by_pool_level()),
     "largest e5 drop in the first 8": before_roles(by_largest_drop()),
-    "relation words and names, else asker-scoped gap 0.025": with_roles(by_asker()),
+    "relation words and names, else asker-scoped gap 0.025 (default)": with_roles(by_asker()),
     "relations + shared words (narrow)": by_shared_words(),
     "relations + margin order, 2 best within 0.01 (narrow)": by_margin_order(),
     "relations + margin order, 3 best within 0.015 (narrow)": by_margin_order(0.015, 3),
-    "relations + personal background 0.06, ungated": by_personal_background(0.06, gate=False),
-    "relations + personal background 0.07, unnamed questions (default)": by_personal_background(),
-    "relations + personal background 0.08, unnamed questions": by_personal_background(0.08),
+    "relations + personal background 0.06 (others' questions)": by_personal_background(0.06),
 }
 
 

@@ -156,16 +156,3 @@ def test_a_question_about_how_to_answer_gathers_every_instruction(make_memory):
         texts = _texts(mem.recall(q))
         assert sorted(texts) == sorted(rules), (q, texts)
     assert relations.asks_instructions("How do you want to answer me?") and not relations.asks_instructions("你吃了吗")
-
-
-def test_a_general_question_sharing_a_memorys_topic_gets_an_empty_block(make_memory):
-    notes = {"user/facts.md": "# Facts\n\n" + "".join(f"- 2025-06-{10 + i}: {t}\n" for i, t in enumerate([
-        "我老家在云南普洱，家里种咖啡。", "I keep bees in the back garden.", "我每周六去体育馆打乒乓球。",
-        "My sister Nadia is a vet in Porto.", "我最喜欢的作家是村上春树。", "I brew sourdough bread every Sunday.",
-    ]))}
-    mem = make_memory(notes)
-    # the coffee-farm memory reads as relevant (0.99) to a question about Pu'er coffee, yet stands no higher over
-    # generic personal memories than any memory on the topic would: it shares the topic and answers nothing
-    assert _texts(mem.recall("普洱咖啡有什么特点？")) == []
-    assert any("普洱" in t for t in _texts(mem.recall("我老家在哪里？")))  # asked about the asker, it answers
-    assert relevance.names_held("What did Nadia study?", mem.search("What did Nadia study?"))

@@ -70,8 +70,6 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits, used)
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
-    if cfg.recall_cut == "relevance" and tier == "query" and not judged and not dated and _general(hits, used):
-        hits = []
     if weak and not judged:
         # nothing close in meaning: keep only memories that share words with the query, or of the days asked for
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or asked_for(h)]
@@ -123,16 +121,6 @@ def _judges(hits, query: str) -> bool:
     relevant = any(h.relevance is not None and h.relevance >= 0.5 for h in hits)
     asker = relevance.about_asker(query) or bool(relations.asked_of_asker(query, False))  # 孩子…: the asker's
     return relevant if asker else not relevant
-
-
-def _general(hits, query: str) -> bool:
-    """A question about no one (not its asker, no relative, no name its hits hold) whose best memory stands less
-    than relevance.OVER_PERSONAL above generic personal memories: general knowledge sharing a memory's topic."""
-    if not hits or relevance.about_asker(query) or relations.asked_of_asker(query, False) or any(
-            h.signals.get("in_window") for h in hits) or relevance.names_held(query, hits):
-        return False
-    over = relevance.over_personal(query, hits)
-    return over is not None and over < relevance.OVER_PERSONAL
 
 
 # a margin this far under the best still answers: the second of two answers lay within 0.02 of the first

@@ -111,51 +111,16 @@ def gathers(text: str) -> bool:
     return bool(_GATHER.search(text)) or bool(_FAMILY.search(text))
 
 
-def levels(qvec: np.ndarray | None, texts: tuple[str, ...] = BACKGROUND) -> dict[bool, float] | None:
-    """The question's best cosine over the Chinese (True) and the other (False) sentences of `texts`, or None
+def levels(qvec: np.ndarray | None) -> dict[bool, float] | None:
+    """The question's best cosine over BACKGROUND's Chinese (True) and its other (False) sentences, or None
     without the model: a memory is judged against the level of its own language (e5 scores a language
     against the question's own higher, by a gap that moves with the question)."""
-    bg = ranking_model.background(texts)
+    bg = ranking_model.background(BACKGROUND)
     if qvec is None or bg is None or not len(bg):
         return None
     cos = bg @ qvec
-    han = np.array([mostly_han(t) for t in texts])
+    han = np.array([mostly_han(t) for t in BACKGROUND])
     return {True: float(cos[han].max()), False: float(cos[~han].max())}
-
-
-# generic first-person memories of both languages (no store's words): what any personal memory sharing a question's
-# topic reaches. A question about no one (not its asker, no relative, no name its hits hold) whose best memory lies
-# under OVER_PERSONAL above this level asks general knowledge: the memory shares its topic and answers nothing.
-# On recall-focus-dev 龙井茶产自哪个省？ (a tea-garden memory) emptied from 0.06 and a Kubernetes question from 0.05; from
-# 0.08 a locomo-facts-dev answer left its block (bench/recall_designs.py).
-PERSONAL_BACKGROUND = (
-    "I drink two cups of coffee every morning.", "My brother works as an accountant in a bank.",
-    "I go jogging in the park on weekends.", "We are planning a trip to Italy next summer.",
-    "I have been learning to play the guitar.", "My laptop is a five-year-old Dell.", "I am allergic to cats.",
-    "I work as a teacher at a primary school.", "Our apartment is close to the subway.",
-    "I like watching documentaries about history.", "My daughter started kindergarten this year.",
-    "I usually cook dinner at home.", "我每天早上喝一杯咖啡。", "我哥哥在银行当会计。", "周末我会去公园跑步。",
-    "我们打算明年夏天去意大利旅行。", "我最近在学弹吉他。", "我的笔记本电脑用了五年了。", "我对猫毛过敏。", "我在一所小学当老师。",
-    "我们家离地铁站很近。", "我喜欢看历史纪录片。", "我女儿今年上幼儿园了。", "我平时在家做晚饭。",
-)
-OVER_PERSONAL = 0.07
-_CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z]+\b")
-
-
-def names_held(text: str, hits) -> bool:
-    """Whether a question names, by a capitalised word past its first, someone or something its hits hold
-    ("What did Caroline research?")."""
-    return any(any(w in h.content for h in hits) for w in set(_CAPITALISED.findall(text.strip())))
-
-
-def over_personal(text: str, hits) -> float | None:
-    """How far the best hit's e5 cosine lies above the question's best on PERSONAL_BACKGROUND in the hit's
-    language; None without the model or the cosines."""
-    scored = [h for h in hits if h.signals.get("e5_cosine") is not None]
-    base = levels(ranking_model.query(text), PERSONAL_BACKGROUND) if scored else None
-    if base is None:
-        return None
-    return max(h.signals["e5_cosine"] - base[mostly_han(h.content)] for h in scored)
 
 
 def generality(qvec: np.ndarray) -> float:
