@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -191,19 +192,21 @@ PERSONAL_BACKGROUND = (
 )
 
 
-def by_personal_background(over=0.0):
-    """A question not about its asker: empty unless its best memory's e5 cosine stands `over` above what it scores
-    on PERSONAL_BACKGROUND in the memory's language (an answer, not merely a memory on the question's topic)."""
+def by_personal_background(over=0.0, gate=False):
+    """A question not about its asker nor its people (gate: nor naming, capitalised, a word its hits hold): empty
+    unless its best memory (first 8) stands `over` of e5 cosine above what it scores on PERSONAL_BACKGROUND in the
+    memory's language (an answer, not merely a memory on the question's topic)."""
     base = with_roles(by_asker())
 
     def cut(hits, q):
-        kept = base(hits, q)
-        if relevance.about_asker(q) or not kept or any(h.signals.get("role") for h in hits):
+        kept, top = base(hits, q), hits[:LIMIT]
+        named = gate and any(w in h.content for w in re.findall(r"(?<!^)\b[A-Z][a-z]+", q.strip()) for h in top)
+        if relevance.about_asker(q) or relations.asked_of_asker(q, False) or not kept or named:
             return kept
         cos = ranking_model.background(PERSONAL_BACKGROUND) @ ranking_model.query(q)
         han = np.array([mostly_han(t) for t in PERSONAL_BACKGROUND])
         level = {True: float(cos[han].max()), False: float(cos[~han].max())}
-        best = max(h.signals["e5_cosine"] - level[mostly_han(h.content)] for h in hits
+        best = max(h.signals["e5_cosine"] - level[mostly_han(h.content)] for h in top
                    if h.signals.get("e5_cosine") is not None)
         return kept if best >= over else []
     return cut
@@ -226,6 +229,7 @@ DESIGNS = {
     "relations + margin order, 2 best within 0.01 (narrow)": by_margin_order(),
     "relations + margin order, 3 best within 0.015 (narrow)": by_margin_order(0.015, 3),
     "relations + personal background 0.06 (others' questions)": by_personal_background(0.06),
+    "relations + personal background 0.07, unnamed questions": by_personal_background(0.07, gate=True),
 }
 
 
