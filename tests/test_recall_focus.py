@@ -129,6 +129,7 @@ def test_relation_words_and_names_are_read_in_both_languages():
     assert relations.asked("What does my wife's father do?") == {"father_in_law"}
     assert relations.asked("我爸妈身体好吗？") == {"father", "mother"}
     assert relations.asked("Who are my colleagues?") == {"colleague", "boss"}
+    assert relations.words({"pet"}).split() == ["pet", "dog", "cat", "puppy", "kitten", "宠物", "狗", "猫", "犬"]
     assert not relations.asked("What am I allergic to?") and not relations.asked("大熊猫吃什么？")
     assert relations.asked_of_asker("孩子几点放学？", False) == {"son", "daughter"}
     assert not relations.asked_of_asker("她的孩子几岁？", False) and not relations.asked_of_asker("小王的孩子几岁？", False)

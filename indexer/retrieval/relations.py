@@ -124,5 +124,5 @@ def words(roles: set[str]) -> str:
     for role in sorted(roles - {"assistant"}):
         en, zh = _ROLES[role]
         out += [w for w in re.sub(r"s\?|\(\?:[^)]*\)\??|\\s\+|'s", " ", en).replace("|", " ").split() if w.isalpha()]
-        out += zh.split("|")
+        out += [re.sub(r"\(\?<![^)]*\)", "", w) for w in zh.split("|")]  # 狗, not the pattern (?<!热)狗
     return " ".join(dict.fromkeys(out))
