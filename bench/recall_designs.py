@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +27,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from indexer import config  # noqa: E402
+from indexer import config, ranking_model  # noqa: E402
 from indexer.memories.add import normalise  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
+from indexer.notes.textseg import mostly_han  # noqa: E402
 from indexer.retrieval import recall as recall_mod  # noqa: E402
-from indexer.retrieval import relevance  # noqa: E402
+from indexer.retrieval import relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
 
@@ -122,18 +125,111 @@ def by_asker(gap=0.025, only_relevant=False):
     return cut
 
 
+def before_roles(design):
+    """A design as it cut before relations: the pool less the memories a relation's search added, unmarked."""
+    def cut(hits, q):
+        return design([replace(h, signals={k: v for k, v in h.signals.items() if k != "role"}) for h in hits
+                       if not h.signals.get("widened")], q)
+    return cut
+
+
+def with_roles(design):
+    """A question naming someone of the asker's ("my son", 我老婆): the memories naming them by relation word or
+    by a name the store gives them (recall._about_roles), else `design`."""
+    def cut(hits, q):
+        current = [h for h in hits if not h.signals.get("superseded")]
+        if any(h.signals.get("role") for h in current):
+            return recall_mod._about_roles(hits, current, relevance.gathers(q) or relations.asks_instructions(q))
+        return design(hits, q)
+    return cut
+
+
+def _narrow_asker(hits, q) -> bool:
+    return relevance.about_asker(q) and not relevance.gathers(q) and not any(
+        h.signals.get("role") or h.signals.get("member") for h in hits)
+
+
+def by_shared_words(other_gap=0.0):
+    """A narrow question about its asker whose first hit shares words with it (full text found it): of the default's
+    block, the hits sharing words too, and those in the other script within other_gap of the best margin."""
+    base = with_roles(by_asker())
+
+    def cut(hits, q):
+        kept = base(hits, q)
+        if not _narrow_asker(hits, q) or not kept or kept[0].signals.get("bm25") is None:
+            return kept
+        best, han = max(h.signals.get("margin", -1.0) for h in kept), mostly_han(q)
+        return [h for h in kept if h.signals.get("bm25") is not None or (
+            mostly_han(h.content) != han and h.signals.get("margin", -1.0) >= best - other_gap)]
+    return cut
+
+
+def by_margin_order(gap=0.01, k=2):
+    """A narrow question about its asker: the k best hits by margin, those within gap of the best (the ranking's
+    first is not kept for being first)."""
+    base = with_roles(by_asker())
+
+    def cut(hits, q):
+        cand = [h for h in hits if not h.signals.get("widened") and not h.signals.get("superseded")
+                and h.signals.get("margin") is not None]
+        if not _narrow_asker(hits, q) or not any(h.relevance >= 0.5 for h in cand):
+            return base(hits, q)
+        cand.sort(key=lambda h: -h.signals["margin"])
+        return [h for h in cand if h.signals["margin"] >= cand[0].signals["margin"] - gap][:k]
+    return cut
+
+
+# generic first-person memories of both languages (no store's): what any personal memory on a question's topic reaches
+PERSONAL_BACKGROUND = (
+    "I drink two cups of coffee every morning.", "My brother works as an accountant in a bank.",
+    "I go jogging in the park on weekends.", "We are planning a trip to Italy next summer.",
+    "I have been learning to play the guitar.", "My laptop is a five-year-old Dell.", "I am allergic to cats.",
+    "I work as a teacher at a primary school.", "Our apartment is close to the subway.",
+    "I like watching documentaries about history.", "My daughter started kindergarten this year.",
+    "I usually cook dinner at home.", "我每天早上喝一杯咖啡。", "我哥哥在银行当会计。", "周末我会去公园跑步。",
+    "我们打算明年夏天去意大利旅行。", "我最近在学弹吉他。", "我的笔记本电脑用了五年了。", "我对猫毛过敏。", "我在一所小学当老师。",
+    "我们家离地铁站很近。", "我喜欢看历史纪录片。", "我女儿今年上幼儿园了。", "我平时在家做晚饭。",
+)
+
+
+def by_personal_background(over=0.0, gate=False):
+    """A question not about its asker nor its people (gate: nor naming, capitalised, a word its hits hold): empty
+    unless its best memory (first 8) stands `over` of e5 cosine above what it scores on PERSONAL_BACKGROUND in the
+    memory's language (an answer, not merely a memory on the question's topic)."""
+    base = with_roles(by_asker())
+
+    def cut(hits, q):
+        kept, top = base(hits, q), hits[:LIMIT]
+        named = gate and any(w in h.content for w in re.findall(r"(?<!^)\b[A-Z][a-z]+", q.strip()) for h in top)
+        if relevance.about_asker(q) or relations.asked_of_asker(q, False) or not kept or named:
+            return kept
+        cos = ranking_model.background(PERSONAL_BACKGROUND) @ ranking_model.query(q)
+        han = np.array([mostly_han(t) for t in PERSONAL_BACKGROUND])
+        level = {True: float(cos[han].max()), False: float(cos[~han].max())}
+        best = max(h.signals["e5_cosine"] - level[mostly_han(h.content)] for h in top
+                   if h.signals.get("e5_cosine") is not None)
+        return kept if best >= over else []
+    return cut
+
+
 DESIGNS = {
     "live (recall as configured)": None,
-    "gap (cosine gap 0.05, first 8)": lambda hits, q: recall_mod._near_best(hits[:LIMIT], q),
-    "relevance, gap 0.02 (opt-in before)": by_relevance(),
-    "relevance + asker guard, gap 0.02": by_relevance(asker=True),
-    "relevance + asker guard, gap 0.025": by_relevance(gap=0.025, asker=True),
-    "relevance + asker guard, widened gap": by_relevance(asker=True, widen=0.5),
-    "asker-scoped, gap 0.02": by_asker(0.02),
-    "asker-scoped, gap 0.025 (default)": by_asker(),
-    "asker-scoped, others' gap cut less the hits under 0.5": by_asker(only_relevant=True),
-    "pool level z >= 2": by_pool_level(),
-    "largest e5 drop in the first 8": by_largest_drop(),
+    "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod._near_best(hits[:LIMIT], q)),
+    "relevance, gap 0.02 (opt-in before)": before_roles(by_relevance()),
+    "relevance + asker guard, gap 0.02": before_roles(by_relevance(asker=True)),
+    "relevance + asker guard, gap 0.025": before_roles(by_relevance(gap=0.025, asker=True)),
+    "relevance + asker guard, widened gap": before_roles(by_relevance(asker=True, widen=0.5)),
+    "asker-scoped, gap 0.02": before_roles(by_asker(0.02)),
+    "asker-scoped, gap 0.025 (the default before)": before_roles(by_asker()),
+    "asker-scoped, others' gap cut less the hits under 0.5": before_roles(by_asker(only_relevant=True)),
+    "pool level z >= 2": before_roles(by_pool_level()),
+    "largest e5 drop in the first 8": before_roles(by_largest_drop()),
+    "relation words and names, else asker-scoped gap 0.025 (default)": with_roles(by_asker()),
+    "relations + shared words (narrow)": by_shared_words(),
+    "relations + margin order, 2 best within 0.01 (narrow)": by_margin_order(),
+    "relations + margin order, 3 best within 0.015 (narrow)": by_margin_order(0.015, 3),
+    "relations + personal background 0.06 (others' questions)": by_personal_background(0.06),
+    "relations + personal background 0.07, unnamed questions": by_personal_background(0.07, gate=True),
 }
 
 

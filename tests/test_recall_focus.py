@@ -1,6 +1,6 @@
 """Recall's default cut: a narrow question gets its answer, a family gathers its members, an unrelated one nothing."""
 
-from indexer.retrieval import relevance
+from indexer.retrieval import relations, relevance
 
 FACTS = "# Facts\n\n" + "".join(f"- 2025-02-0{1 + i // 3}: {t}\n" for i, t in enumerate([
     "My wife Elena teaches chemistry at a secondary school.",
@@ -87,3 +87,73 @@ def test_a_question_about_someone_else_keeps_its_answer(make_memory):
         assert "camping at the lake" in texts, (q, texts)
     assert not relevance.asks_own_family("What did Caroline and her family do?")
     assert relevance.asks_own_family("Tell me about my family.") and relevance.asks_own_family("我家里人都好吗")
+
+
+RELATIVES = "# Facts\n\n" + "".join(f"- 2025-05-{10 + i}: {t}\n" for i, t in enumerate([
+    "我女儿朵朵今年七岁，在读小学一年级。",
+    "朵朵每周六上午去少年宫学围棋。",
+    "朵朵对芒果过敏，吃了会起疹子。",
+    "My husband Marco is a paramedic at the county ambulance service.",
+    "I had a dental check-up at Riverside Clinic in March.",
+    "我每天早上坐地铁二号线上班。",
+    "I grow tomatoes and basil on the balcony.",
+    "我最近在读《三体》。",
+    "My manager, Ingrid Holm, reviews my pull requests on Fridays.",
+    "每周四下午我和 Ingrid 开项目例会。",
+    "I am learning to play the ukulele.",
+    "我们家的猫叫团子，是一只英短。",
+]))
+
+
+def test_a_question_about_a_relative_gathers_every_memory_naming_them(make_memory):
+    mem = make_memory({"user/facts.md": RELATIVES})
+    # the daughter's later memories name her only as 朵朵: the gap cut kept the introduction alone
+    for q in ("What do you know about my daughter?", "我女儿的情况都有哪些？"):
+        texts = _texts(mem.recall(q))
+        for part in ("七岁", "围棋", "芒果"):
+            assert any(part in t for t in texts), (q, part, texts)
+        assert not any("ukulele" in t or "三体" in t for t in texts), (q, texts)
+
+
+def test_a_narrow_question_about_a_relative_keeps_the_memories_naming_them(make_memory):
+    mem = make_memory({"user/facts.md": RELATIVES})
+    # 女儿什么水果不能吃？ names no owner: a Chinese relation word alone is the asker's
+    for q, answer, who in (("我老公是做什么工作的？", "paramedic", "Marco"), ("Who is my boss?", "Ingrid", "Ingrid"),
+                           ("我家的猫叫什么名字？", "团子", "猫"), ("女儿什么水果不能吃？", "芒果", "朵朵")):
+        texts = _texts(mem.recall(q))
+        assert texts and answer in texts[0] and len(texts) <= 2, (q, texts)
+        assert all(who in t for t in texts), (q, texts)  # any second memory is about the same one
+
+
+def test_relation_words_and_names_are_read_in_both_languages():
+    assert relations.asked("What does my wife's father do?") == {"father_in_law"}
+    assert relations.asked("我爸妈身体好吗？") == {"father", "mother"}
+    assert relations.asked("Who are my colleagues?") == {"colleague", "boss"}
+    assert relations.words({"pet"}).split() == ["pet", "dog", "cat", "puppy", "kitten", "宠物", "狗", "猫", "犬"]
+    assert not relations.asked("What am I allergic to?") and not relations.asked("大熊猫吃什么？")
+    assert relations.asked_of_asker("孩子几点放学？", False) == {"son", "daughter"}
+    assert not relations.asked_of_asker("她的孩子几岁？", False) and not relations.asked_of_asker("小王的孩子几岁？", False)
+    assert not relations.asked_of_asker("What does her brother do?", False)
+    texts = ["我儿子乐乐今年八岁。", "我妈退休前是会计。", "My cousin Jason plays basketball.", "Aroha, our new teammate, "
+             "owns the reports.", "我们养了一只柴犬，叫可乐。"]
+    assert relations.names(texts, {"son"}) == {"乐乐"}
+    assert relations.names(texts, {"mother"}) == set()  # 退休 follows 我妈: a verb, not a name
+    assert relations.names(texts, {"cousin", "colleague"}) == {"Jason", "Aroha"}
+    assert relations.names(texts, {"pet"}) == {"可乐"}
+    assert "brother" in relations.roles_of("My older brother Tom lives in Oslo.") and "son" in relations.roles_of("孩子的照片")
+    assert not relations.roles_of("I run a kids' reading hour.") and not relations.roles_of("Caroline's mother paints.")
+
+
+def test_a_question_about_how_to_answer_gathers_every_instruction(make_memory):
+    rules = ["请用繁体中文回答我。", "Always cite the source when you quote a number.", "不要在回答里用 Markdown 表格。",
+             "Explain code changes with a short summary first.", "回复的时候先说结论，再说理由。"]
+    others = ["I answer customer support tickets on Monday mornings.", "我妈喜欢在微信上发语音。",
+              "I take the 8:10 train to the office.", "我周末喜欢去爬山。", "My sister Nadia is a vet in Porto.",
+              "I prefer window seats on trains.", "我的笔记本电脑是 ThinkPad X1。"]
+    notes = {"user/facts.md": "# Facts\n\n" + "".join(f"- 2025-06-{10 + i}: {t}\n" for i, t in enumerate(rules + others))}
+    mem = make_memory(notes)
+    # the relevance cut kept the three Chinese ones: the English instructions lay outside its gap
+    for q in ("How should you reply to me?", "你给我回答问题时要注意什么？"):
+        texts = _texts(mem.recall(q))
+        assert sorted(texts) == sorted(rules), (q, texts)
+    assert relations.asks_instructions("How do you want to answer me?") and not relations.asks_instructions("你吃了吗")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from dataclasses import replace
 
 from indexer import validation
 from indexer.errors import ArgumentError, MdmemError
@@ -14,7 +15,7 @@ from indexer.notes.append import strip_item
 from indexer.notes.spaces import space_of
 from indexer.notes.textseg import count_tokens, cut_by_tokens, mostly_han
 from indexer.providers import llm
-from indexer.retrieval import relevance
+from indexer.retrieval import relations, relevance
 from indexer.retrieval.ranking_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -74,6 +75,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits = [h for h in hits if not h.signals or h.signals.get("bm25") is not None or asked_for(h)]
     if judged and relevance.asks_own_family(used):
         hits = _with_members(hits, search, used, scope)
+    elif judged and relations.asked_of_asker(used, relevance.about_asker(used)):
+        hits = _with_roles(hits, search, used, scope)
     kept = on_topic(hits, used, judged, asked_for)[:limit]
     memories = render_memories(kept, max_chars, max_tokens)
     if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
@@ -102,7 +105,8 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
     without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies."""
     current = [h for h in hits if not h.signals.get("superseded")]
     if judged and any(h.relevance is not None for h in current):
-        return _answering(hits, current, GATHER_GAP if relevance.gathers(query) else ANSWER_GAP)
+        gather = relevance.gathers(query) or relations.asks_instructions(query)
+        return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
     return _near_best(hits, query, asked_for)
 
 
@@ -115,7 +119,8 @@ def _judges(hits, query: str) -> bool:
     naming them reads as relevant, and the relevance cut left answers out (locomo-facts-dev, relevant lines in
     the block 0.739 -> 0.654; bench/recall_designs.py)."""
     relevant = any(h.relevance is not None and h.relevance >= 0.5 for h in hits)
-    return relevant if relevance.about_asker(query) else not relevant
+    asker = relevance.about_asker(query) or bool(relations.asked_of_asker(query, False))  # 孩子…: the asker's
+    return relevant if asker else not relevant
 
 
 # a margin this far under the best still answers: the second of two answers lay within 0.02 of the first
@@ -134,15 +139,55 @@ def _with_members(hits, search, query: str, scope: str):
     return hits + members
 
 
-def _answering(hits, current, gap: float):
+def _with_roles(hits, search, query: str, scope: str):
+    """A question naming someone of the asker's ("my boss", 我老婆, "my son"): the memories naming them, by the
+    relation word or by a name the store gives them ("我儿子乐乐" -> every memory naming 乐乐), are marked `role`;
+    those the question's own search did not reach join the pool marked `widened` too (their relevance was read
+    against other words)."""
+    roles = relations.asked_of_asker(query, relevance.about_asker(query))
+    known = relations.names([h.content for h in hits], roles)
+    extra = [w for w in (relations.words(roles), *sorted(known)) if w]  # none for the assistant's instructions
+    wide = search(" ".join([query, *extra]), scope, POOL) if extra else []
+    more = relations.names([h.content for h in wide], roles) - known
+    if more:  # an introduction only the wider search found: its names' memories too (one search when the pool had it)
+        known |= more
+        wide += search(" ".join(sorted(more)), scope, POOL)
+    seen, out = set(), []
+    for h in [*hits, *(replace(w, signals={**w.signals, "widened": True}) for w in wide)]:
+        if (h.store, h.id) in seen:
+            continue
+        seen.add((h.store, h.id))
+        if relations.names_any(h.content, roles, known):
+            out.append(replace(h, signals={**h.signals, "role": True}))
+        elif not h.signals.get("widened"):
+            out.append(h)
+    return out
+
+
+def _answering(hits, current, gap: float, gather: bool = False):
     if any(h.signals.get("member") for h in current):  # a family question: its members' memories
         return sorted((h for h in hits if h.signals.get("member")), key=lambda h: not h.signals.get("own_member"))
+    if any(h.signals.get("role") for h in current):
+        return _about_roles(hits, current, gather)
     rel = [h for h in current if h.relevance is not None and h.relevance >= 0.5]
     if not rel:
         return []
     best = max(h.signals["margin"] for h in rel)
     kept = [h for h in hits if h.relevance is not None and h.relevance >= 0.5 and h.signals["margin"] >= best - gap]
     return kept if hits[0] in kept else [hits[0], *kept]  # the ranking's first answer stays when any is relevant
+
+
+def _about_roles(hits, current, gather: bool):
+    """The memories naming whom the question asks about: all of them for a question gathering ("What do you know
+    about my son?"), else those the question's own search found within ANSWER_GAP of the best one's margin."""
+    named = [h for h in hits if h.signals.get("role")]
+    if gather:
+        return named
+    own = [h for h in current if h.signals.get("role") and not h.signals.get("widened") and h.relevance is not None]
+    if not own:
+        return named[:1]
+    own.sort(key=lambda h: -h.signals["margin"])  # the best reading first: the ranking put 我女儿朵朵… over 朵朵对芒果过敏
+    return [h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP]
 
 
 def _near_best(hits, query: str, asked_for=lambda h: False):
