@@ -9,7 +9,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.errors import for_os_error
+from indexer.errors import NoteError, for_os_error
 from indexer.notes.append import ATTEMPTS, Target, note_lock, read_bytes, strip_item, swap_bytes_in
 from indexer.private_files import open_private
 
@@ -67,22 +67,22 @@ def scrub(root: Path, ids: set[str], texts: set[str]) -> int:
             for t in texts}
     said = {t for t in said if t.strip()}
     with _lock(root):
-        data = read_bytes(path)
-        if not data:
-            return 0
-        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
-        rows = [_row(line) for line in lines]
-        gone = {r["id"] for r in rows if r is not None and "action" in r and (
-            ids & {r.get("memory_id"), r.get("old_id"), r.get("near_id")} or
-            any(t in str(r.get(k) or "") for t in said for k in ("text", "old_text", "near_text")))}
-        if not gone:
-            return 0
-        kept = "".join(line for line, r in zip(lines, rows) if r is None or r["id"] not in gone).encode("utf-8")
-        for _ in range(ATTEMPTS):  # only mdmem writes here, under the lock
+        for _ in range(ATTEMPTS):  # only mdmem writes here, under the lock: a second try is already rare
+            data = read_bytes(path)
+            if not data:
+                return 0
+            # what is kept is made from what the file holds now: a line written since the last try stays
+            lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+            rows = [_row(line) for line in lines]
+            gone = {r["id"] for r in rows if r is not None and "action" in r and (
+                ids & {r.get("memory_id"), r.get("old_id"), r.get("near_id")} or
+                any(t in str(r.get(k) or "") for t in said for k in ("text", "old_text", "near_text")))}
+            if not gone:
+                return 0
+            kept = "".join(line for line, r in zip(lines, rows) if r is None or r["id"] not in gone).encode("utf-8")
             if swap_bytes_in(path, kept, data, data)[0]:
                 return len(gone)
-            data = read_bytes(path) or b""
-    return 0
+    raise NoteError(f"{path.name} kept changing while the purged memory was taken out of it; purge again")
 
 
 def _row(line: str) -> dict | None:
