@@ -60,7 +60,8 @@ check: venv-dev
 	$(BIN)/ruff check indexer tests bench
 	$(BIN)/python -m pytest -q -m unit
 
-# the real programs (SillyTavern in headless Chromium, OpenClaw): needs Node, Chromium and npm packages, installed on demand
+# the real programs (SillyTavern in headless Chromium, OpenClaw): needs Node, Chromium and npm packages, installed on demand,
+# and SillyTavern's source tarball (../shared/vendor/ or SILLYTAVERN_TARBALL: docs/INTEGRATIONS.md#sillytavern)
 e2e: venv-dev
 	sh tests/e2e/run.sh
 

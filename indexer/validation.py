@@ -65,6 +65,14 @@ def spaces(value) -> list[str] | None:
     return list(value)
 
 
+def shared(value) -> bool:
+    """Whether the notes outside every space join a space's ranking (mdmem's `shared` of the HTTP bodies)."""
+    if value is not None and not isinstance(value, bool):
+        raise ArgumentError("shared", "must be true or false (true: the notes outside every space join the ranking)",
+                            value, "shared=true")
+    return bool(value)
+
+
 def space_flags(names, shared: bool) -> tuple[str | None, list[str] | None]:
     """(space, spaces) from repeated --space NAME and --shared: one name alone reads that space as before;
     several names, or --shared, rank those spaces (and the notes outside every space) together."""

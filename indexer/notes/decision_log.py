@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.errors import for_os_error
+from indexer.errors import NoteError, for_os_error
 from indexer.notes.append import ATTEMPTS, Target, note_lock, read_bytes, strip_item, swap_bytes_in
 from indexer.private_files import open_private
 
@@ -113,27 +113,26 @@ def _rewrite(root: Path, choose) -> int:
     and under the log's lock; how many went."""
     path = Path(root) / FILE
     with _lock(root):
-        data = read_bytes(path)
-        if not data:
-            return 0
-        lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
-        rows = [_row(line) for line in lines]
-        gone, instead = choose(rows)
-        if not gone:
-            return 0
-        kept, placed = [], set()
-        for line, r in zip(lines, rows):
-            if r is None or r["id"] not in gone:
-                kept.append(line)
-            elif r["id"] in instead and r["id"] not in placed:
-                kept.append(instead[r["id"]])
-                placed.add(r["id"])
-        new = "".join(kept).encode("utf-8")
-        for _ in range(ATTEMPTS):  # only mdmem writes here, under the lock
-            if swap_bytes_in(path, new, data, data)[0]:
+        for _ in range(ATTEMPTS):  # only mdmem writes here, under the lock: a second try is already rare
+            data = read_bytes(path)
+            if not data:
+                return 0
+            # what is kept is made from what the file holds now: a line written since the last try stays
+            lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+            rows = [_row(line) for line in lines]
+            gone, instead = choose(rows)
+            if not gone:
+                return 0
+            kept, placed = [], set()
+            for line, r in zip(lines, rows):
+                if r is None or r["id"] not in gone:
+                    kept.append(line)
+                elif r["id"] in instead and r["id"] not in placed:
+                    kept.append(instead[r["id"]])
+                    placed.add(r["id"])
+            if swap_bytes_in(path, "".join(kept).encode("utf-8"), data, data)[0]:
                 return len(gone)
-            data = read_bytes(path) or b""
-    return 0
+    raise NoteError(f"{path.name} kept changing while decisions were taken out of it; try again")
 
 
 def _row(line: str) -> dict | None:

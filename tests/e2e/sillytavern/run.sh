@@ -38,8 +38,6 @@ fi
 # Chromium from Debian (root installs it; otherwise say how) and the browser driver, reinstalled when the lock changes
 . tests/e2e/browser.sh
 
-node --test --test-reporter=dot integrations/sillytavern/test/memory.test.mjs  # the extension's choices, without a browser
-
 WORK=$(mktemp -d)
 PIDS=""
 cleanup() {
