@@ -39,8 +39,7 @@ def _lines(data: bytes | None) -> list[bytes]:
 
 def _stable(b: list[bytes], o: list[bytes], t: list[bytes]):
     """Runs of base lines both sides kept, as (base, ours, theirs) start/end triples, then the end."""
-    mo = SequenceMatcher(None, b, o, autojunk=False).get_matching_blocks()
-    mt = SequenceMatcher(None, b, t, autojunk=False).get_matching_blocks()
+    mo, mt = _blocks(b, o), _blocks(b, t)
     i = j = 0
     while i < len(mo) and j < len(mt):
         bo, oo, no = mo[i]
@@ -53,3 +52,20 @@ def _stable(b: list[bytes], o: list[bytes], t: list[bytes]):
         else:
             j += 1
     yield len(b), len(b), len(o), len(o), len(t), len(t)
+
+
+def _blocks(a: list[bytes], x: list[bytes]) -> list[tuple[int, int, int]]:
+    """Matching runs of a and x; the common head and tail are taken first, so a note of 40,000 lines
+    with one line added compares its few changed lines, not all of them (whole: seconds per merge)."""
+    head = 0
+    while head < min(len(a), len(x)) and a[head] == x[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(x)) - head and a[-1 - tail] == x[-1 - tail]:
+        tail += 1
+    mid = SequenceMatcher(None, a[head:len(a) - tail], x[head:len(x) - tail], autojunk=False).get_matching_blocks()
+    runs = [(0, 0, head)] if head else []
+    runs += [(i + head, j + head, n) for i, j, n in mid if n]
+    if tail:
+        runs.append((len(a) - tail, len(x) - tail, tail))
+    return runs + [(len(a), len(x), 0)]
