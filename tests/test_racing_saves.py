@@ -17,8 +17,8 @@ BASE = b"# Journal\n\n- 2026-01-01: first\n- 2026-01-02: second\n"
     (BASE + b"- mine\n", b"# Journal\n\nedited above\n- 2026-01-01: first\n- 2026-01-02: second\n",
      b"# Journal\n\nedited above\n- 2026-01-01: first\n- 2026-01-02: second\n- mine\n"),
     (BASE + b"- mine\n", BASE + b"- theirs\n", BASE + b"- theirs\n- mine\n"),
-    # they deleted the line ours was appended after: their deletion stands
-    (BASE + b"- mine\n", b"# Journal\n\n- 2026-01-01: first\n", b"# Journal\n\n- 2026-01-01: first\n- mine\n"),
+    # they lack the line ours was appended after: it stays (an older text put back reads the same)
+    (BASE + b"- mine\n", b"# Journal\n\n- 2026-01-01: first\n", BASE + b"- mine\n"),
     # we removed a line they changed: their change is kept (a line can be deleted again, not found again)
     (b"# Journal\n\n- 2026-01-01: first\n", b"# Journal\n\n- 2026-01-01: first\n- 2026-01-02: SECOND\n",
      b"# Journal\n\n- 2026-01-01: first\n- 2026-01-02: SECOND\n"),

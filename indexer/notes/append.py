@@ -33,6 +33,7 @@ TYPES = MEMORY_TYPES
 _TITLES = {"preference": "Preferences", "fact": "Facts", "instruction": "Instructions", "entity": "Entities"}
 ATTEMPTS = 50
 _FILE_EXAMPLE = "file=agent/notes.md"
+SETTLE_ROUNDS = 8  # a merge put in per save that overtook the last one; then the caller starts over
 VERIFY_DELAY_S = 0.01  # an editor's rename racing ours lands within microseconds; look again after it
 
 
@@ -243,11 +244,13 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
     ours, and putting theirs back would have thrown that away (an editor save lost under load, 1 run in
     12 of the load-and-kill test, 2 in 20 of a stress run of 96 appends racing a saving editor).
     """
-    for _ in range(ATTEMPTS):
+    for rounds_left in range(SETTLE_ROUNDS, -1, -1):
         displaced = tmp.read_bytes()
         if displaced == over:
             _fsync_dir(path.parent)
             return True, placed, placed
+        if not rounds_left:
+            break
         merged = merge_saves(over, placed, displaced)
         nxt = _synced_temp(path, merged)
         with contextlib.suppress(OSError):
@@ -260,10 +263,15 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
         os.unlink(tmp)  # what it held is in the merge, which is in place
         os.rename(nxt, tmp)  # so the caller's cleanup finds what the merge displaced
         over, placed = placed, merged
-    kept = path.with_name(f".{path.name}.unmerged-{time.time_ns()}")
-    os.rename(tmp, kept)  # their last save, which no merge took in: kept beside the note, never dropped
-    raise NoteError(f"{path.name}: another program kept saving it while mdmem wrote; its last save is in "
-                    f"{kept.name}; try again when it stops")
+    # the other program saves faster than a merge can be put in: give its last save back as it was and
+    # let the caller rebuild on it (what mdmem did before merging; a save built on ours in this instant,
+    # after SETTLE_ROUNDS merges each overtaken, is the one risk left)
+    _exchange(tmp, path)
+    back = tmp.read_bytes()
+    if back != placed:  # yet another save landed in that instant: it is the newest
+        _exchange(tmp, path)
+        return False, back, back
+    return False, displaced, displaced
 
 
 def _synced_temp(path: Path, data: bytes) -> Path:
