@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from indexer.config import Config
 from indexer import validation
-from indexer.errors import ArgumentError, InputError, NoteError, for_os_error
+from indexer.errors import ArgumentError, InputError, NoteBusyError, NoteError, for_os_error
 from indexer.notes.memory_items import MARKERS
 from indexer.notes.merge_saves import merge_saves
 from indexer.notes.names import GLOBAL_TYPES, MEMORY_TYPES
@@ -33,7 +33,7 @@ TYPES = MEMORY_TYPES
 _TITLES = {"preference": "Preferences", "fact": "Facts", "instruction": "Instructions", "entity": "Entities"}
 ATTEMPTS = 50
 _FILE_EXAMPLE = "file=agent/notes.md"
-SETTLE_ROUNDS = 8  # a merge put in per save that overtook the last one; then the caller starts over
+SETTLE_ROUNDS = 50  # merges put in, each overtaken by another save, before mdmem stops and says so
 VERIFY_DELAY_S = 0.01  # an editor's rename racing ours lands within microseconds; look again after it
 
 
@@ -194,7 +194,7 @@ def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
             if found:
                 return found
             base = expect = now  # an editor's save replaced ours right after: append again
-    raise NoteError(f"{target.uri}: the note kept changing while appending; try again when it is not being edited")
+    raise NoteBusyError(f"{target.uri}: the note kept changing while appending; retry when it is not being edited")
 
 
 def swap_bytes_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
@@ -263,15 +263,10 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
         os.unlink(tmp)  # what it held is in the merge, which is in place
         os.rename(nxt, tmp)  # so the caller's cleanup finds what the merge displaced
         over, placed = placed, merged
-    # the other program saves faster than a merge can be put in: give its last save back as it was and
-    # let the caller rebuild on it (what mdmem did before merging; a save built on ours in this instant,
-    # after SETTLE_ROUNDS merges each overtaken, is the one risk left)
-    _exchange(tmp, path)
-    back = tmp.read_bytes()
-    if back != placed:  # yet another save landed in that instant: it is the newest
-        _exchange(tmp, path)
-        return False, back, back
-    return False, displaced, displaced
+    kept = path.with_name(f".{path.name}.unmerged-{time.time_ns()}")
+    os.rename(tmp, kept)  # its last save, which no merge took in: kept beside the note, never dropped
+    raise NoteBusyError(f"{path.name}: another program saved it {SETTLE_ROUNDS} times while mdmem merged; its "
+                        f"last save is in {kept.name}; retry when it stops")
 
 
 def _synced_temp(path: Path, data: bytes) -> Path:
