@@ -81,6 +81,10 @@ class NoteError(MdmemError):
     """A note cannot be read or parsed (the indexer skips it and goes on)."""
 
 
+class NoteBusyError(NoteError, BusyError):
+    """Another program kept saving the note while mdmem wrote it; nothing was written or acknowledged, retry."""
+
+
 class InputError(MdmemError):
     """A user argument (query, path, option) is not acceptable."""
 

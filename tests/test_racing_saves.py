@@ -17,8 +17,8 @@ BASE = b"# Journal\n\n- 2026-01-01: first\n- 2026-01-02: second\n"
     (BASE + b"- mine\n", b"# Journal\n\nedited above\n- 2026-01-01: first\n- 2026-01-02: second\n",
      b"# Journal\n\nedited above\n- 2026-01-01: first\n- 2026-01-02: second\n- mine\n"),
     (BASE + b"- mine\n", BASE + b"- theirs\n", BASE + b"- theirs\n- mine\n"),
-    # they deleted the line ours was appended after: their deletion stands
-    (BASE + b"- mine\n", b"# Journal\n\n- 2026-01-01: first\n", b"# Journal\n\n- 2026-01-01: first\n- mine\n"),
+    # they lack the line ours was appended after: it stays (an older text put back reads the same)
+    (BASE + b"- mine\n", b"# Journal\n\n- 2026-01-01: first\n", BASE + b"- mine\n"),
     # we removed a line they changed: their change is kept (a line can be deleted again, not found again)
     (b"# Journal\n\n- 2026-01-01: first\n", b"# Journal\n\n- 2026-01-01: first\n- 2026-01-02: SECOND\n",
      b"# Journal\n\n- 2026-01-01: first\n- 2026-01-02: SECOND\n"),
@@ -78,3 +78,20 @@ def test_a_save_built_on_ours_in_that_instant_keeps_the_one_before_it(tmp_path, 
     assert b"editor line 0" in text and b"editor line 1" in text, text
     assert text.count(b"- 2026-01-03: mine\n") == 1 and text.count(b"second") == 1
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_note_saved_at_every_swap_is_answered_busy_and_keeps_every_save(tmp_path, monkeypatch):
+    """Busy, retry (exit 75, HTTP 503), never a refusal that reads as a failure; and no save dropped."""
+    from indexer.errors import BusyError, NoteBusyError
+    note = tmp_path / "j.md"
+    note.write_bytes(BASE)
+    saves = [_insert_after_title(b"editor line %d" % n) for n in range(10_000)]
+    calls = _racing(monkeypatch, note, saves)
+    with pytest.raises(NoteBusyError) as err:
+        append_entry(Target("global", tmp_path, "j.md", note, "Journal"), "- 2026-01-03: mine\n", "")
+    assert isinstance(err.value, BusyError) and err.value.exit_code == 75 and "retry" in str(err.value)
+    aside = list(tmp_path.glob(".j.md.unmerged-*"))
+    assert len(aside) == 1 and aside[0].name in str(err.value)
+    text = note.read_bytes() + aside[0].read_bytes()
+    assert len(calls) > append.SETTLE_ROUNDS
+    assert all(b"editor line %d\n" % n in text for n in range(len(calls)))  # in the note or beside it

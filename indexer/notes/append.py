@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from indexer.config import Config
 from indexer import validation
-from indexer.errors import ArgumentError, InputError, NoteError, for_os_error
+from indexer.errors import ArgumentError, InputError, NoteBusyError, NoteError, for_os_error
 from indexer.notes.memory_items import MARKERS
 from indexer.notes.merge_saves import merge_saves
 from indexer.notes.names import GLOBAL_TYPES, MEMORY_TYPES
@@ -33,6 +33,7 @@ TYPES = MEMORY_TYPES
 _TITLES = {"preference": "Preferences", "fact": "Facts", "instruction": "Instructions", "entity": "Entities"}
 ATTEMPTS = 50
 _FILE_EXAMPLE = "file=agent/notes.md"
+SETTLE_ROUNDS = 50  # merges put in, each overtaken by another save, before mdmem stops and says so
 VERIFY_DELAY_S = 0.01  # an editor's rename racing ours lands within microseconds; look again after it
 
 
@@ -193,7 +194,7 @@ def _append(target: Target, entry: str, header: str) -> tuple[int, int]:
             if found:
                 return found
             base = expect = now  # an editor's save replaced ours right after: append again
-    raise NoteError(f"{target.uri}: the note kept changing while appending; try again when it is not being edited")
+    raise NoteBusyError(f"{target.uri}: the note kept changing while appending; retry when it is not being edited")
 
 
 def swap_bytes_in(path: Path, new: bytes, expect: bytes | None, base: bytes | None):
@@ -243,11 +244,13 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
     ours, and putting theirs back would have thrown that away (an editor save lost under load, 1 run in
     12 of the load-and-kill test, 2 in 20 of a stress run of 96 appends racing a saving editor).
     """
-    for _ in range(ATTEMPTS):
+    for rounds_left in range(SETTLE_ROUNDS, -1, -1):
         displaced = tmp.read_bytes()
         if displaced == over:
             _fsync_dir(path.parent)
             return True, placed, placed
+        if not rounds_left:
+            break
         merged = merge_saves(over, placed, displaced)
         nxt = _synced_temp(path, merged)
         with contextlib.suppress(OSError):
@@ -261,9 +264,9 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
         os.rename(nxt, tmp)  # so the caller's cleanup finds what the merge displaced
         over, placed = placed, merged
     kept = path.with_name(f".{path.name}.unmerged-{time.time_ns()}")
-    os.rename(tmp, kept)  # their last save, which no merge took in: kept beside the note, never dropped
-    raise NoteError(f"{path.name}: another program kept saving it while mdmem wrote; its last save is in "
-                    f"{kept.name}; try again when it stops")
+    os.rename(tmp, kept)  # its last save, which no merge took in: kept beside the note, never dropped
+    raise NoteBusyError(f"{path.name}: another program saved it {SETTLE_ROUNDS} times while mdmem merged; its "
+                        f"last save is in {kept.name}; retry when it stops")
 
 
 def _synced_temp(path: Path, data: bytes) -> Path:

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.errors import ConflictError, NoteError, for_os_error
+from indexer.errors import ConflictError, NoteBusyError, NoteError, for_os_error
 from indexer.notes.append import ATTEMPTS, VERIFY_DELAY_S, Target, note_lock, read_bytes, swap_bytes_in
 
 _BOM = b"\xef\xbb\xbf"
@@ -72,7 +72,7 @@ def _edit_lines(target: Target, edits: list[LineEdit]) -> bytes:
             if not _unedited(now, ordered):
                 return now  # their save holds our edit, or changed those very lines: either way it stands
             base = expect = now  # an editor's save from before ours replaced it: edit their text again
-    raise NoteError(f"{target.uri}: the note kept changing while editing; try again when it is not being edited")
+    raise NoteBusyError(f"{target.uri}: the note kept changing while editing; retry when it is not being edited")
 
 
 def _unedited(data: bytes, edits: list[LineEdit]) -> bool:
