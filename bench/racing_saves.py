@@ -55,7 +55,10 @@ def one_run(folder: Path, writers: int, each: int, busy: int) -> dict:
     stop.touch()
     edits = int(editor.communicate(timeout=120)[0])
     text = note.read_text()
-    return {"edits": edits, "lost_edits": sum(f"editor line {n}\n" not in text for n in range(edits)),
+    aside = "".join(p.read_text() for p in folder.glob(".*.unmerged-*"))  # a busy answer's kept save
+    return {"edits": edits, "lost_edits": sum(f"editor line {n}\n" not in text + aside for n in range(edits)),
+            "edits_only_aside": sum(f"editor line {n}\n" not in text and f"editor line {n}\n" in aside
+                                    for n in range(edits)),
             "lost_memories": sum(f"- memory {i}.{k}\n" not in text for i in range(writers) for k in range(each)
                                  if (i, k) not in refused),
             "refused": len(refused), "unmerged": len(list(folder.glob(".*.unmerged-*")))}
