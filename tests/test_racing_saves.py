@@ -95,3 +95,22 @@ def test_a_note_saved_at_every_swap_is_answered_busy_and_keeps_every_save(tmp_pa
     text = note.read_bytes() + aside[0].read_bytes()
     assert len(calls) > append.SETTLE_ROUNDS
     assert all(b"editor line %d\n" % n in text for n in range(len(calls)))  # in the note or beside it
+
+
+def test_a_full_disk_while_merging_puts_their_save_back(tmp_path, monkeypatch):
+    note = tmp_path / "j.md"
+    note.write_bytes(BASE)
+    _racing(monkeypatch, note, [_insert_after_title(b"editor line 0")])
+    real, writes = append._synced_temp, []
+
+    def synced_temp(path, data):
+        writes.append(data)
+        if len(writes) == 2:  # the merge's temp file
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+    monkeypatch.setattr(append, "_synced_temp", synced_temp)
+    with pytest.raises(Exception, match="disk full"):
+        append_entry(Target("global", tmp_path, "j.md", note, "Journal"), "- 2026-01-03: mine\n", "")
+    text = note.read_bytes()
+    assert b"editor line 0" in text and b"mine" not in text  # theirs in place, ours not acknowledged
+    assert not list(tmp_path.glob(".*.tmp")) and not list(tmp_path.glob(".*.unmerged-*"))

@@ -253,7 +253,14 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
         if not rounds_left:
             break
         merged = merge_saves(over, placed, displaced)
-        nxt = _synced_temp(path, merged)
+        try:
+            nxt = _synced_temp(path, merged)
+        except OSError:  # a full disk: their save goes back in place; ours was never acknowledged
+            _exchange(tmp, path)
+            if tmp.read_bytes() != placed:  # a newer save landed meanwhile: it stays, theirs waits beside it
+                _exchange(tmp, path)
+                _aside(path, tmp)
+            raise
         with contextlib.suppress(OSError):
             os.chmod(nxt, os.stat(tmp).st_mode & 0o7777)
         try:
@@ -264,19 +271,28 @@ def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
         os.unlink(tmp)  # what it held is in the merge, which is in place
         os.rename(nxt, tmp)  # so the caller's cleanup finds what the merge displaced
         over, placed = placed, merged
-    kept = path.with_name(f".{path.name}.unmerged-{time.time_ns()}")
-    os.rename(tmp, kept)  # its last save, which no merge took in: kept beside the note, never dropped
+    kept = _aside(path, tmp)  # its last save, which no merge took in: kept beside the note, never dropped
     raise NoteBusyError(f"{path.name}: another program saved it {SETTLE_ROUNDS} times while mdmem merged; its "
                         f"last save is in {kept.name}; retry when it stops")
+
+
+def _aside(path: Path, tmp: Path) -> Path:
+    kept = path.with_name(f".{path.name}.unmerged-{time.time_ns()}")
+    os.rename(tmp, kept)
+    return kept
 
 
 def _synced_temp(path: Path, data: bytes) -> Path:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half temp file beside the note
+        raise
     return tmp
 
 
