@@ -278,8 +278,11 @@ const RENDER = { search: searchView, recall: recallView, memories: memoriesView,
 
 async function show(view) {
   clearInterval(state.timer);
-  state.spaces = (await api("GET", "/v1/entities/")).results; // a space a chat made meanwhile is offered too
   state.view = view;
+  const spaces = (await api("GET", "/v1/entities/")).results; // a space a chat made meanwhile is offered too
+  // a tab pressed while the first view still waited for its spaces: the later choice is drawn, not overwritten
+  if (state.view !== view) return;
+  state.spaces = spaces;
   for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-pressed", String(b.dataset.view === view));
   const root = document.getElementById("view");
   root.replaceChildren(el("h2", { class: "sr-only", text: t(view) })); // each view is a heading to jump to
