@@ -17,6 +17,7 @@ from indexer.kept.owner import KeptCopies
 from indexer.memories import usage
 from indexer.models import Hit, SyncReport, VerifyReport
 from indexer.notes import clock
+from indexer.notes.names import MEMORY_TYPES
 from indexer.protocol import Job, Writer
 from indexer.retrieval.query import make_query
 from indexer.retrieval.search import search_within
@@ -278,12 +279,15 @@ class Memory:
         return history(self.stores(scope), id, space=self._space(space))
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None, since=None, until=None,
-               now=None) -> list[dict]:
-        """The newest memories, newest first; since/until (days or ages from `now`) as search reads them."""
+               now=None, type: str | None = None, note: str | None = None) -> list[dict]:
+        """The newest memories, newest first; since/until (days or ages from `now`) as search reads them; type and
+        note (a part of the note's path) filter before the limit."""
         from indexer.memories.get import recent_records
         from indexer.retrieval.timespan import bounds, today
         span = bounds(since, until, today(now, self.cfg.timezone))
-        return recent_records(self.stores(scope), limit, space=self._space(space), span=span)
+        type = validation.one_of("type", type, MEMORY_TYPES, 'type="fact"')
+        note = validation.optional_text("note", note, 'note="user/preference.md"')
+        return recent_records(self.stores(scope), limit, space=self._space(space), span=span, type=type, note=note)
 
     def spaces(self, scope: str = "all") -> list[dict]:
         """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""

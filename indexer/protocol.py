@@ -60,8 +60,9 @@ class MemoryAPI(Protocol):
         """A memory's versions, oldest first, from its note (struck-through lines) and the ids it had."""
 
     def recent(self, limit: int = 10, scope: str = "all", space: str | None = None, since=None, until=None,
-               now=None) -> list[dict]:
-        """The newest memories by their own date, newest first; since/until keep those dated on those days."""
+               now=None, type: str | None = None, note: str | None = None) -> list[dict]:
+        """The newest memories by their own date, newest first; since/until keep those dated on those days, type
+        those of that type, note those in the notes whose path holds it."""
 
     def spaces(self, scope: str = "all") -> list[dict]:
         """Every named space with memories: {"space", "store", "memories", "created_at", "updated_at"}."""

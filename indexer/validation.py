@@ -94,6 +94,15 @@ def choice(name: str, value, allowed, default=None):
     return value
 
 
+def one_of(name: str, value, allowed, example: str = ""):
+    """A value from allowed, or None when left out (a filter not asked for)."""
+    if value is None or value == "":
+        return None
+    if value not in allowed:
+        raise ArgumentError(name, f"must be one of {', '.join(allowed)}", value, example)
+    return value
+
+
 def mode(value, default: str) -> str:
     return choice("mode", value, MODES, default)
 
@@ -115,6 +124,34 @@ def text(name: str, value, example: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ArgumentError(name, "is empty; give the words", None, example)
     return value
+
+
+def optional_text(name: str, value, example: str) -> str | None:
+    """Text a caller may leave out (None or "": None), else a string."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ArgumentError(name, "must be a string", value, example)
+    return value
+
+
+def flag(name: str, value, default: bool, example: str) -> bool:
+    """true or false as JSON sends them (left out: default)."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ArgumentError(name, "must be true or false", value, example)
+    return value
+
+
+def existing_path(value, what: str, example: str) -> Path:
+    """An absolute path to a file or folder (`what`) on this machine (a daemon's working directory is nobody's)."""
+    where = Path(text("path", value, example)).expanduser()
+    if not where.is_absolute():
+        raise ArgumentError("path", "must be absolute (the daemon reads it)", value, example)
+    if not where.exists():
+        raise ArgumentError("path", f"does not exist; give {what}", str(where), example)
+    return where.resolve()
 
 
 HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")

@@ -3,8 +3,8 @@ same token, session and CSRF checks as every other route."""
 
 from __future__ import annotations
 
+from indexer import validation
 from indexer.daemon import mem0_api as api
-from indexer.errors import InputError
 
 _BODY = '{"user_id": "alice", "text": "I prefer green tea"}'
 
@@ -20,9 +20,7 @@ def _resolve(action: str):
     def handler(mem, decision_id: str, body) -> dict:
         body = api.body_object(body if body is not None else {}, _BODY)
         space, _key = api.owner(body)
-        text = body.get("text")
-        if text is not None and not isinstance(text, str):
-            raise InputError(f'text must be a string, e.g. {_BODY}')
+        text = validation.optional_text("text", body.get("text"), _BODY)
         return mem.review(action, id=decision_id, text=text, space=space)
     handler.__doc__ = f"POST /v1/review/{{decision_id}}/{action}"
     return handler

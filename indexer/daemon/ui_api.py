@@ -6,11 +6,12 @@ from pathlib import Path
 
 from indexer import validation
 from indexer.daemon import mem0_api as api
-from indexer.errors import ConflictError, InputError
+from indexer.errors import ConflictError
 from indexer.notes.names import IMPORT_FORMATS, MEMORY_TYPES
 
 DEFAULT_LIMIT = 50
-# a type filter keeps what the ranking found of that type: ask for this many times the hits wanted, then cut
+# a type filter keeps what the ranking found of that type: ask for this many times the hits wanted, and as many
+# times more again until enough are of that type or the search has no more to give
 TYPE_OVERFETCH = 5
 STORES = ("global", "project", "all")
 
@@ -20,26 +21,28 @@ def memories(mem, body) -> dict:
     its counters and strength: {"results": [...]} as `mdmem recent --json` gives them."""
     body = api.body_object(body if body is not None else {}, '{"space": "alice", "limit": 50}')
     limit = api.top_k(body.get("limit"), DEFAULT_LIMIT, name="limit", most=api.MAX_TOP_K)
-    kind, note = _type(body), _text(body, "note")
-    found = mem.recent(limit=api.MAX_TOP_K if kind or note else limit, scope=_store(body),
-                       space=_text(body, "space"), since=_text(body, "since"), until=_text(body, "until"))
-    return {"results": [r for r in found if _kept(r, kind, note)][:limit]}
+    return {"results": mem.recent(limit=limit, scope=_store(body), space=_text(body, "space"),
+                                  since=_text(body, "since"), until=_text(body, "until"), type=_type(body),
+                                  note=_text(body, "note"))}
 
 
 def search(mem, body) -> dict:
     """POST /v1/ui/search: hybrid search (time words read) in one store and space, of one type, between dates,
     each hit with its signals; it counts as no access (recalled counts and strength are left as they were)."""
     body = api.body_object(body, '{"query": "tea", "space": "alice", "since": "2026-01-01"}')
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise InputError('query must be a non-empty string, e.g. {"query": "tea"}')
+    query = validation.text("query", body.get("query"), '{"query": "tea"}')
     limit = api.top_k(body.get("limit"), api.DEFAULT_TOP_K, name="limit", most=api.MAX_TOP_K)
     kind = _type(body)
     # bump=False: a person looking (as they type) is not an agent recalling; strength stays the agents' to move
-    hits = mem.search(query, scope=_store(body), limit=min(limit * TYPE_OVERFETCH, api.MAX_TOP_K) if kind else limit,
-                      explain=True, bump=False, space=_text(body, "space"), since=_text(body, "since"),
-                      until=_text(body, "until"))
-    return {"results": [h.to_dict(explain=True) for h in hits if kind is None or h.type == kind][:limit]}
+    args = dict(scope=_store(body), explain=True, bump=False, space=_text(body, "space"), since=_text(body, "since"),
+                until=_text(body, "until"))
+    asked = limit * TYPE_OVERFETCH if kind else limit
+    while True:
+        hits = mem.search(query, limit=asked, **args)
+        kept = [h for h in hits if kind is None or h.type == kind]
+        if len(kept) >= limit or len(hits) < asked:  # enough, or every hit the search can give was read
+            return {"results": [h.to_dict(explain=True) for h in kept[:limit]]}
+        asked *= TYPE_OVERFETCH
 
 
 def supersede(mem, body) -> dict:
@@ -85,19 +88,12 @@ def import_path(mem, body) -> dict:
     mem0 export, on this machine, into the global store (`mdmem import`); dry_run (the default) writes nothing and
     lists the memories it would write; with a preview's digest the import refuses (409) to write anything else."""
     body = api.body_object(body, '{"path": "/home/me/SillyTavern/data/default-user", "dry_run": true}')
-    path = validation.text("path", body.get("path"), '{"path": "/home/me/SillyTavern/data/default-user"}')
-    where = Path(path).expanduser()
-    if not where.is_absolute():  # the daemon's working directory is nobody's: say which folder
-        raise InputError(f"path must be absolute (the daemon reads it), e.g. {Path.home() / 'export.json'}")
-    if not where.exists():
-        raise InputError(f"{where} does not exist; give a SillyTavern data folder or file, or a mem0 export")
-    fmt = _text(body, "format")
-    if fmt is not None and fmt not in IMPORT_FORMATS:
-        raise InputError(f"format must be one of {', '.join(IMPORT_FORMATS)} (or left out: read from the content)")
-    dry_run = body.get("dry_run", True)
-    if not isinstance(dry_run, bool):
-        raise InputError('dry_run must be true or false, e.g. {"dry_run": true}')
-    source, args = str(where.resolve()), dict(format=fmt, space=_text(body, "space"), scope=api.SCOPE, skip_bad=True)
+    where = validation.existing_path(body.get("path"), "a SillyTavern data folder or file, or a mem0 export",
+                                     f'{{"path": "{Path.home() / "export.json"}"}}')
+    fmt = validation.one_of("format", body.get("format"), IMPORT_FORMATS,
+                            '{"format": "mem0"} (or left out: read from the content)')
+    dry_run = validation.flag("dry_run", body.get("dry_run"), True, '{"dry_run": true}')
+    source, args = str(where), dict(format=fmt, space=_text(body, "space"), scope=api.SCOPE, skip_bad=True)
     digest = _text(body, "digest")  # the preview's: the import writes what was shown, or nothing
     if not dry_run and digest is not None and mem.import_notes(source, dry_run=True, **args)["digest"] != digest:
         raise ConflictError("what this import would write changed since its preview (the files read, or the notes "
@@ -106,27 +102,12 @@ def import_path(mem, body) -> dict:
 
 
 def _store(body: dict) -> str:
-    store = _text(body, "store") or api.SCOPE
-    if store not in STORES:
-        raise InputError(f'store must be one of {", ".join(STORES)}, e.g. {{"store": "global"}}')
-    return store
+    return validation.one_of("store", body.get("store"), STORES, '{"store": "global"}') or api.SCOPE
 
 
 def _type(body: dict) -> str | None:
-    kind = _text(body, "type")
-    if kind is not None and kind not in MEMORY_TYPES:
-        raise InputError(f'type must be one of {", ".join(MEMORY_TYPES)}, e.g. {{"type": "fact"}}')
-    return kind
-
-
-def _kept(record: dict, kind: str | None, note: str | None) -> bool:
-    return (kind is None or record["type"] == kind) and (note is None or note in record["uri"])
+    return validation.one_of("type", body.get("type"), MEMORY_TYPES, '{"type": "fact"}')
 
 
 def _text(body: dict, name: str) -> str | None:
-    value = body.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise InputError(f'{name} must be a string, e.g. {{"{name}": "2026-01-01"}}')
-    return value
+    return validation.optional_text(name, body.get(name), f'{{"{name}": "2026-01-01"}}')

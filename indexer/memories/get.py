@@ -158,13 +158,16 @@ def _checked_uri(uri: str, space: str | None) -> str:
 
 
 def recent_records(stores: list[Store], limit: int = 10, space: str | None = None,
-                   span: tuple[str | None, str | None] = (None, None)) -> list[dict]:
+                   span: tuple[str | None, str | None] = (None, None), type: str | None = None,
+                   note: str | None = None) -> list[dict]:
     """The newest memories of the stores by their own date (then by when first indexed), newest first; span: ISO
-    bounds as timespan.bounds gives them (the day after the last day), to keep those dated then."""
+    bounds as timespan.bounds gives them (the day after the last day), to keep those dated then; type and note
+    (a part of the note's path) keep those of that type and in those notes."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise InputError("limit must be a positive whole number, e.g. 10")
     space = space_name(space)
-    rows = [(st.name, r) for st in stores for r in sql.newest_chunks(st.con, limit, space or "", *span)]
+    rows = [(st.name, r) for st in stores
+            for r in sql.newest_chunks(st.con, limit, space or "", *span, type=type, note=note)]
     rows.sort(key=lambda sr: (sr[1]["memory_date"] or "", sr[1]["created_at"]), reverse=True)
     return [record_dict(name, r) for name, r in rows[:limit]]
 

@@ -38,10 +38,15 @@ def carry_counters(con, chunk_id: str, old: dict) -> int:
 
 
 def newest_chunks(con, k: int, space: str | None = None, since: str | None = None,
-                  until: str | None = None) -> list[dict]:
+                  until: str | None = None, type: str | None = None, note: str | None = None) -> list[dict]:
     """The newest memories by their own date (then by when first indexed), optionally of one space and those
-    dated in [since, until) (ISO days; a date with a time sorts inside its day)."""
+    dated in [since, until) (ISO days; a date with a time sorts inside its day), of one type, in the notes whose
+    path holds `note`: filtered before the LIMIT, so an old memory of a rare type is still found."""
     where, params = search_filters(None, space, since, until)
+    if type is not None:
+        where, params = where + " AND c.type = ?", [*params, type]
+    if note is not None:
+        where, params = where + " AND instr(c.uri, ?) > 0", [*params, note]
     return db.rows(con, SELECT_CHUNKS + " FROM chunks c WHERE c.kind = 'memory'" + where + " ORDER BY c.memory_date DESC,"
                    " c.created_at DESC, c.uri DESC, c.start_line DESC LIMIT ?", [*params, int(k)])
 

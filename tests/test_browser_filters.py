@@ -1,0 +1,53 @@
+"""The memory browser's type and note filters on real stores: read in SQL before the limit (memories) and
+widened until enough hits are of the type asked for (search), so an old or low-ranked memory is still found."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+
+from indexer.daemon import ui_api
+from indexer.daemon.mem0_api import MAX_TOP_K
+from indexer.errors import ArgumentError
+
+NEWER = MAX_TOP_K + 5  # more memories than the list may read, all newer than the one asked for
+
+
+def _facts(count: int, first: date) -> str:
+    return "---\ntype: fact\n---\n\n" + "".join(
+        f"- {(first + timedelta(days=i)).isoformat()}: the shed holds crate number {i}\n" for i in range(count))
+
+
+def test_an_old_memory_of_a_rare_type_or_note_is_listed_behind_a_thousand_newer_ones(make_memory, none_embedder):
+    mem = make_memory(global_notes={
+        "user/shed.md": _facts(NEWER, date(2021, 1, 1)),
+        "user/rare.md": "---\ntype: preference\n---\n\n- 2020-06-01: I prefer the old wooden ladder\n"},
+        embedder=none_embedder)
+    only = ui_api.memories(mem, {"type": "preference"})["results"]
+    assert [m["text"] for m in only] == ["- 2020-06-01: I prefer the old wooden ladder"]
+    assert [m["uri"] for m in ui_api.memories(mem, {"note": "rare.md"})["results"]] == ["user/rare.md"]
+    assert mem.recent(type="preference", note="user/") == only
+    assert ui_api.memories(mem, {"type": "preference", "note": "shed"})["results"] == []
+    newest = ui_api.memories(mem, {"type": "fact", "note": "shed.md", "limit": 3})["results"]
+    last = date(2021, 1, 1) + timedelta(days=NEWER - 1)
+    assert [m["date"] for m in newest] == [(last - timedelta(days=n)).isoformat() for n in range(3)]
+    with pytest.raises(ArgumentError, match="type must be one of"):
+        ui_api.memories(mem, {"type": "poem"})
+    with pytest.raises(ArgumentError, match="type must be one of"):
+        mem.recent(type="poem")
+
+
+def test_search_of_a_rare_type_returns_as_many_as_asked_when_they_rank_below_the_first_reads(make_memory,
+                                                                                            none_embedder):
+    facts = "---\ntype: fact\n---\n\n" + "".join(f"- green tea, tea, tea number {i}\n" for i in range(30))
+    liked = "---\ntype: preference\n---\n\n" + "".join(
+        f"- on slow sunday mornings in the garden with a book and the radio I sometimes drink tea, item {i}\n"
+        for i in range(3))
+    mem = make_memory(global_notes={"user/tea.md": facts, "user/liked.md": liked}, embedder=none_embedder)
+    every = ui_api.search(mem, {"query": "tea", "limit": 40})["results"]
+    assert [h["type"] for h in every[:ui_api.TYPE_OVERFETCH * 2]] == ["fact"] * (ui_api.TYPE_OVERFETCH * 2)
+    got = ui_api.search(mem, {"query": "tea", "type": "preference", "limit": 2})["results"]
+    assert [h["type"] for h in got] == ["preference", "preference"]
+    assert len(ui_api.search(mem, {"query": "tea", "type": "preference", "limit": 10})["results"]) == 3
+    assert ui_api.search(mem, {"query": "tea", "type": "decision", "limit": 5})["results"] == []
