@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from indexer.daemon import ui_api
+from indexer.daemon import review_api, ui_api
 from indexer.daemon.mem0_api import MAX_TOP_K
 from indexer.errors import ArgumentError
 
@@ -51,3 +51,20 @@ def test_search_of_a_rare_type_returns_as_many_as_asked_when_they_rank_below_the
     assert [h["type"] for h in got] == ["preference", "preference"]
     assert len(ui_api.search(mem, {"query": "tea", "type": "preference", "limit": 10})["results"]) == 3
     assert ui_api.search(mem, {"query": "tea", "type": "decision", "limit": 5})["results"] == []
+
+
+def test_the_pages_bad_arguments_are_argument_errors_named_as_sent(make_memory, none_embedder, tmp_path):
+    mem = make_memory(embedder=none_embedder)
+    for call, body, words in (
+            (ui_api.memories, {"store": "elsewhere"}, "store must be one of global, project, all"),
+            (ui_api.memories, {"space": 3}, "space must be a string"),
+            (ui_api.search, {"query": " "}, "query is empty"),
+            (ui_api.search, {"query": "tea", "type": "poem"}, "type must be one of"),
+            (ui_api.import_path, {"path": "relative.json"}, "path must be absolute"),
+            (ui_api.import_path, {"path": str(tmp_path / "none.json")}, "path does not exist"),
+            (ui_api.import_path, {"path": str(tmp_path), "format": "csv"}, "format must be one of"),
+            (ui_api.import_path, {"path": str(tmp_path), "dry_run": "yes"}, "dry_run must be true or false")):
+        with pytest.raises(ArgumentError, match=words):
+            call(mem, body)
+    with pytest.raises(ArgumentError, match="text must be a string"):
+        review_api.edit(mem, "0123456789abcdef", {"text": 5})
