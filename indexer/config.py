@@ -272,7 +272,12 @@ def _coerce(values: dict) -> dict:
 def _space_pairs(value) -> tuple:
     """[capture] spaces = {alice = "llm"} (or MDMEM_CAPTURE_SPACES="alice=llm,bob=raw") as sorted pairs."""
     if isinstance(value, str):
-        value = dict(p.split("=", 1) for p in value.split(",") if "=" in p)
+        entries = [p.strip() for p in value.split(",") if p.strip()]
+        bad = next((p for p in entries if not p.partition("=")[0].strip() or not p.partition("=")[2].strip()), None)
+        if bad is not None:  # as the TOML form: a setting that cannot be read is said, never dropped
+            raise ConfigError(f'MDMEM_CAPTURE_SPACES entry {bad!r} is not SPACE=POLICY; write it as '
+                              'MDMEM_CAPTURE_SPACES="alice=llm,bob=raw"')
+        value = dict(p.split("=", 1) for p in entries)
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ConfigError('[capture] spaces must map a space to a policy, e.g. spaces = {alice = "triggers"}')
     return tuple(sorted((str(k).strip(), v.strip()) for k, v in value.items()))

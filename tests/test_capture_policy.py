@@ -4,6 +4,8 @@ space."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from http_daemon import serving
@@ -85,3 +87,36 @@ def test_the_capture_settings_are_read_from_the_file_and_the_environment_and_che
         (tmp_path / "config.toml").write_text(f"[capture]\n{bad}\n", encoding="utf-8")
         with pytest.raises(ConfigError, match="capture"):
             config.load(home=tmp_path, env={})
+
+
+def test_an_environment_entry_without_a_policy_is_refused_as_the_toml_form_is(tmp_path):
+    for bad, entry in (("alice=llm,bob", "'bob'"), ("alice", "'alice'"), ("=raw", "'=raw'"), ("eve=", "'eve='")):
+        with pytest.raises(ConfigError, match=f"MDMEM_CAPTURE_SPACES entry {entry} is not SPACE=POLICY"):
+            config.load(home=tmp_path, env={"MDMEM_CAPTURE_SPACES": bad})
+    assert config.load(home=tmp_path, env={"MDMEM_CAPTURE_SPACES": "bob=raw,"}).capture_spaces == (("bob", "raw"),)
+
+
+def test_lines_appended_while_the_later_pass_rewrites_the_pending_list_are_all_kept(tmp_path):
+    done = threading.Event()
+    rewrites = []
+
+    def later_pass():  # as later.extract_pending: read the list, keep every entry, swap the file in
+        while not done.is_set() or not rewrites:
+            read = policy.pending(tmp_path)
+            policy.rewrite_pending(tmp_path, len(read), read)
+            rewrites.append(len(read))
+
+    def capture(n: int):  # as mem0's add on the HTTP thread pool: one line per failed turn
+        for i in range(40):
+            policy.mark_pending(tmp_path, f"s{n}", [f"{n:08x}{i:08x}"], "the LLM timed out")
+    passes = threading.Thread(target=later_pass)
+    passes.start()
+    writers = [threading.Thread(target=capture, args=(n,)) for n in range(4)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    passes.join()
+    assert rewrites and sorted(i for p in policy.pending(tmp_path) for i in p["ids"]) == sorted(
+        f"{n:08x}{i:08x}" for n in range(4) for i in range(40))

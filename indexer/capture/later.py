@@ -3,15 +3,12 @@ and its raw lines moved to the trash (restorable), a turn failing GIVE_UP_AFTER 
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from pathlib import Path
 
 from indexer.capture import llm_extract, policy
 from indexer.errors import InputError, MdmemError, NotFoundError
 from indexer.notes.append import strip_item
-from indexer.private_files import open_private
 
 SCOPE = "global"  # capture writes through mem0's API, whose memories are the global store's
 GIVE_UP_AFTER = 5  # failed passes on one turn (the first failure at capture not counted): its raw lines stay
@@ -39,7 +36,7 @@ def extract_pending(mem) -> dict:
                 mem.forget(rec["id"], space=rec["space"] or None)
             except MdmemError:  # changed meanwhile: the raw line stays beside its facts, nothing lost
                 counts["raw_kept"] += 1
-        _rewrite(home, len(entries), kept)
+        policy.rewrite_pending(home, len(entries), kept)
     return {"pending": len(policy.pending(home)), **counts}
 
 
@@ -85,21 +82,3 @@ def _turn(text: str) -> tuple[str, str, str]:
     said, labelled = strip_item(text), strip_item(text, keep_speaker=True)
     speaker = labelled[:-len(said) - 2] if labelled != said and labelled.endswith(": " + said) else ""
     return speaker or "user", speaker, said
-
-
-def _rewrite(home: Path, done: int, kept: list[dict]) -> None:
-    """The list without the `done` entries this pass read, plus kept and any appended meanwhile; swapped in whole."""
-    path = home / policy.PENDING_FILE
-    with policy._LOCK:
-        try:
-            later = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            later = []
-        later = [ln for ln in later if ln.strip()][done:]
-        tmp = path.with_name(path.name + ".tmp")
-        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in kept)
-            f.writelines(ln + "\n" for ln in later)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)

@@ -19,7 +19,8 @@ from indexer.private_files import open_private
 POLICIES = CAPTURES
 PENDING_FILE = ".capture-pending.jsonl"  # a dot file beside the notes: never indexed
 RAW_TYPE = "episodic"  # a raw turn is a journal line, as every integration wrote before capture policies
-_LOCK = threading.Lock()  # HTTP handlers run on a thread pool: one pending line at a time
+# the pending file's one lock: HTTP handlers append on a thread pool while the later pass rewrites it whole
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,27 @@ def mark_pending(home: Path, space: str | None, ids: list[str], reason: str) -> 
 
 def pending(home: Path) -> list[dict]:
     """The turns waiting for an extraction pass, oldest first."""
+    with _LOCK:
+        return [json.loads(line) for line in _lines(Path(home) / PENDING_FILE)]
+
+
+def rewrite_pending(home: Path, done: int, kept: list[dict]) -> None:
+    """The list without the first `done` entries (those a pass read), with `kept` first and every entry appended
+    since the pass read it after them; swapped in whole, under the lock every append takes."""
+    path = Path(home) / PENDING_FILE
+    with _LOCK:
+        later = _lines(path)[done:]
+        tmp = path.with_name(path.name + ".tmp")
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in kept)
+            f.writelines(ln + "\n" for ln in later)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+
+def _lines(path: Path) -> list[str]:
     try:
-        with open(Path(home) / PENDING_FILE, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
+        return [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     except FileNotFoundError:
         return []
