@@ -69,3 +69,30 @@ def test_a_kept_space_ranks_as_sqlite_vec_does(served):
         exact = [r["id"] for r in sql.vector_search(st.con, mem.embedder.embed_query(query), 4, space="alice")]
         assert mine == exact, query
     assert keep.refreshed(st) is not None
+
+
+class _CountedLock:
+    """A real lock that counts who took it: which readers of the owner's dicts wait for its writers."""
+
+    def __init__(self, inner):
+        self.inner, self.taken = inner, 0
+
+    def __enter__(self):
+        self.inner.acquire()
+        self.taken += 1
+
+    def __exit__(self, *exc):
+        self.inner.release()
+
+
+def test_the_owners_readers_take_the_lock_its_writers_hold(served):
+    mem, keep = served
+    st = mem.stores("global")[0]
+    assert keep.vectors(st) is not None
+    counted = keep._lock = _CountedLock(keep._lock)
+    assert keep.lists(st.index_path) is None  # a matrix, not IVF lists
+    assert counted.taken == 1
+    assert keep.state(st.index_path)["kept_vectors"] is not None and counted.taken == 2
+    keep.drop()
+    assert keep.lists(st.index_path) is None and keep.state(st.index_path) == {"kept_vectors": None,
+                                                                              "kept_words": None}

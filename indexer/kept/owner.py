@@ -58,7 +58,9 @@ class KeptCopies:
 
     def lists(self, path):
         """The IVF lists kept for the index file at path when they answer (none are made here), else None."""
-        found = self._vectors.get(self._key(path)) if self.keeping else None
+        key = self._key(path)
+        with self._lock:  # as every other reader: drop() and vectors_at() change the dict under it
+            found = self._vectors.get(key) if self.keeping else None
         return found if found is not None and found.kind == "lists" and found.ready else None
 
     def words(self, st) -> WordPostings | None:
@@ -97,8 +99,9 @@ class KeptCopies:
         """What is kept for the index file at path, as `status` says it: kept_vectors ("matrix", "lists" or
         "loading") and kept_words ("words" or "loading"); None where nothing is kept."""
         key = self._key(path) if path and self.keeping else None
-        return {name: (held[key].state() if key in held else None)
-                for name, held in (("kept_vectors", self._vectors), ("kept_words", self._words))}
+        with self._lock:  # copied under it: a drop() between `in` and the read would raise KeyError
+            found = {name: held.get(key) for name, held in (("kept_vectors", self._vectors), ("kept_words", self._words))}
+        return {name: (kept.state() if kept is not None else None) for name, kept in found.items()}
 
     def warm(self, stores) -> None:
         """Start reading each store's copies, so the first questions need not wait: a matrix in a thread on its own
