@@ -44,20 +44,19 @@ def capture(mem: Memory, questions: list[str], now: str | None = None) -> list:
     """Per question (pool, live): pool is the (hits, query) on_topic cut with every question judged (None when
     recall did not reach it), live the block recall gives with the settings as they are."""
     seen: dict = {}
-    real_cut, real_judges = recall_mod.on_topic, recall_mod._judges
 
     def spy(hits, query, judged=False, asked_for=lambda h: False):
         seen["pool"] = (list(hits), query) if judged else None
-        return real_cut(hits, query, judged, asked_for)
+        return recall_mod.on_topic(hits, query, judged, asked_for)
+
+    def search(text: str, scope: str, limit: int):  # as Memory.recall searches: nothing counted until handed out
+        return mem.search(text, scope=scope, limit=limit, bump=False, now=now)
     out = []
     for q in questions:
         live = [(m["uri"], m["start_line"], m["text"]) for m in mem.recall(q, now=now)["memories"]]
         seen.clear()
-        recall_mod.on_topic, recall_mod._judges = spy, lambda hits, query: True
-        try:
-            mem.recall(q, now=now)
-        finally:
-            recall_mod.on_topic, recall_mod._judges = real_cut, real_judges
+        recall_mod.recall(q, cfg=mem.cfg, search=search, record_access=mem.writer.record_access, warn=print,
+                          judge=lambda hits, query: True, cut=spy)
         out.append((seen.get("pool"), live))
     return out
 
@@ -75,7 +74,7 @@ def by_relevance(gap=0.02, gather=0.05, asker=False, widen=0.0):
             return _members(hits)
         rel = [h for h in scored if h.relevance >= 0.5]
         if not rel:
-            return recall_mod._near_best(hits[:LIMIT], q) if asker and relevance.about_asker(q) else []
+            return recall_mod.near_best(hits[:LIMIT], q) if asker and relevance.about_asker(q) else []
         best = max(h.signals["margin"] for h in rel)
         g = (gather if relevance.gathers(q) else gap) + widen * max(0.0, 0.05 - best)
         kept = [h for h in hits if h.relevance is not None and h.relevance >= 0.5 and h.signals["margin"] >= best - g]
@@ -119,7 +118,7 @@ def by_asker(gap=0.025, only_relevant=False):
         scored = [h for h in hits if not h.signals.get("superseded") and h.relevance is not None]
         if not any(h.relevance >= 0.5 for h in scored):
             return []
-        near = recall_mod._near_best(hits[:LIMIT], q)
+        near = recall_mod.near_best(hits[:LIMIT], q)
         kept = [h for h in near if h.relevance is not None and h.relevance >= 0.5] if only_relevant else near
         return kept if hits[0] in kept else [hits[0], *kept]
     return cut
@@ -135,11 +134,11 @@ def before_roles(design):
 
 def with_roles(design):
     """A question naming someone of the asker's ("my son", 我老婆): the memories naming them by relation word or
-    by a name the store gives them (recall._about_roles), else `design`."""
+    by a name the store gives them (recall.about_roles), else `design`."""
     def cut(hits, q):
         current = [h for h in hits if not h.signals.get("superseded")]
         if any(h.signals.get("role") for h in current):
-            return recall_mod._about_roles(hits, current, relevance.gathers(q) or relations.asks_instructions(q))
+            return recall_mod.about_roles(hits, current, relevance.gathers(q) or relations.asks_instructions(q))
         return design(hits, q)
     return cut
 
@@ -214,7 +213,7 @@ def by_personal_background(over=0.0, gate=False):
 
 DESIGNS = {
     "live (recall as configured)": None,
-    "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod._near_best(hits[:LIMIT], q)),
+    "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
     "relevance, gap 0.02 (opt-in before)": before_roles(by_relevance()),
     "relevance + asker guard, gap 0.02": before_roles(by_relevance(asker=True)),
     "relevance + asker guard, gap 0.025": before_roles(by_relevance(gap=0.025, asker=True)),

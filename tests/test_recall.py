@@ -5,6 +5,7 @@ import re
 import subprocess
 
 from cli_process import command
+from indexer.retrieval import recall as recall_mod
 from indexer.retrieval.recall import HEADER, context_tail
 
 NOTES = {
@@ -41,6 +42,24 @@ def test_rewrite_command_is_the_third_tier(make_memory):
     mem = make_memory(NOTES, recall_rewrite_command="echo 'how does the user take coffee'")
     out = mem.recall("zzqx vvb")
     assert out["tier"] == "rewrite" and "coffee" in out["memories"][0]["text"]
+
+
+def test_a_caller_compares_its_own_cut_through_the_seam_without_patching_the_module(make_memory, none_embedder):
+    mem = make_memory(NOTES, embedder=none_embedder)
+    seen = []
+
+    def last_only(hits, query, judged, asked_for):  # a design of the cut, as bench/recall_designs.py gives one
+        seen.append((len(hits), query, judged))
+        return hits[-1:]
+
+    def search(text, scope, limit):
+        return mem.search(text, scope=scope, limit=limit, bump=False)
+    args = dict(cfg=mem.cfg, search=search, record_access=lambda hits: None, warn=print)
+    every = recall_mod.recall("prefers coffee Fridays run", **args)["memories"]
+    assert len(every) > 1 and recall_mod.near_best([], "x") == []
+    out = recall_mod.recall("prefers coffee Fridays run", **args, judge=lambda hits, query: True, cut=last_only)
+    assert seen == [(len(every), "prefers coffee Fridays run", False)]  # no ranking model: nothing is judged
+    assert [m["text"] for m in out["memories"]] == [every[-1]["text"]]
 
 
 def test_context_tail_keeps_last_turns_within_cap():

@@ -24,7 +24,8 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 
 def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
-           max_chars: int | None = None, scope: str = "all", dated: bool = False, max_tokens: int | None = None) -> dict:
+           max_chars: int | None = None, scope: str = "all", dated: bool = False, max_tokens: int | None = None,
+           judge=None, cut=None) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     `search(text, scope, limit)` returns hits with their score components and counts nothing;
@@ -32,7 +33,10 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     is weak, the recent conversation prepended; then the configured rewrite command. The
     strongest tier's hits are used. dated: the search keeps only memories of the caller's since/until.
     max_tokens: the block's budget in tokens as the chunker counts them; given alone, characters are not counted.
+    judge(hits, query) and cut(hits, query, judged, asked_for): whether the relevance cut decides, and the cut
+    (`judges` and `on_topic` unless given: bench/recall_designs.py gives its own to compare designs of the cut).
     """
+    judge, cut = judge or judges, cut or on_topic
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
     max_tokens = validation.max_tokens(max_tokens)
     max_chars = validation.max_chars(max_chars, cfg.recall_max_chars if max_tokens is None else UNCOUNTED)
@@ -66,7 +70,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     # the relevance was calibrated on questions: a conversation or a rewrite keeps the measured cut, and so does
     # a question naming a time or dates (its window says what is asked for: 上周 asks for everything of last week)
     judged = cfg.recall_cut == "relevance" and tier == "query" and not dated and any(
-        h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits) and _judges(
+        h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits) and judge(
         hits, used)
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
@@ -77,10 +81,10 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits = _with_members(hits, search, used, scope)
     elif judged and relations.asked_of_asker(used, relevance.about_asker(used)):
         hits = _with_roles(hits, search, used, scope)
-    kept = on_topic(hits, used, judged, asked_for)[:limit]
+    kept = cut(hits, used, judged, asked_for)[:limit]
     memories = render_memories(kept, max_chars, max_tokens)
     if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
-        kept = _near_best(hits[:limit], used, asked_for)
+        kept = near_best(hits[:limit], used, asked_for)
         memories = render_memories(kept, max_chars, max_tokens)
     hits = kept
     if hits and not memories:
@@ -107,10 +111,10 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
     if judged and any(h.relevance is not None for h in current):
         gather = relevance.gathers(query) or relations.asks_instructions(query)
         return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
-    return _near_best(hits, query, asked_for)
+    return near_best(hits, query, asked_for)
 
 
-def _judges(hits, query: str) -> bool:
+def judges(hits, query: str) -> bool:
     """Whether the relevance cut decides this block (else the cosine-gap cut does, as measured before it).
     A question about its asker ("my", 我) is cut to its relevant memories, or, when none reads as relevant, keeps
     the gap cut: only the asker's memories can answer it, so it is never left empty ("我固定做什么运动？": the
@@ -168,7 +172,7 @@ def _answering(hits, current, gap: float, gather: bool = False):
     if any(h.signals.get("member") for h in current):  # a family question: its members' memories
         return sorted((h for h in hits if h.signals.get("member")), key=lambda h: not h.signals.get("own_member"))
     if any(h.signals.get("role") for h in current):
-        return _about_roles(hits, current, gather)
+        return about_roles(hits, current, gather)
     rel = [h for h in current if h.relevance is not None and h.relevance >= 0.5]
     if not rel:
         return []
@@ -177,7 +181,7 @@ def _answering(hits, current, gap: float, gather: bool = False):
     return kept if hits[0] in kept else [hits[0], *kept]  # the ranking's first answer stays when any is relevant
 
 
-def _about_roles(hits, current, gather: bool):
+def about_roles(hits, current, gather: bool):
     """The memories naming whom the question asks about: all of them for a question gathering ("What do you know
     about my son?"), else those the question's own search found within ANSWER_GAP of the best one's margin."""
     named = [h for h in hits if h.signals.get("role")]
@@ -190,7 +194,7 @@ def _about_roles(hits, current, gather: bool):
     return [h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP]
 
 
-def _near_best(hits, query: str, asked_for=lambda h: False):
+def near_best(hits, query: str, asked_for=lambda h: False):
     """The hits whose ranking-model cosine is within ON_TOPIC_GAP of the best, and those asked_for(hit); text in
     the other script than the question's gets the stage's cross-script allowance (e5 scores a language against
     itself higher). Without that cosine (model absent) every hit stays."""
