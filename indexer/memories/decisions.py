@@ -73,8 +73,7 @@ def _judged(event: dict, res: dict, judge, ops: Ops) -> tuple[dict, dict]:
         done = ops.supersede(event["near_id"], event["memory_id"], event["space"])
         return ({**event, "action": "superseded", "old_id": done["id"], "old_text": done["text"], "review": False,
                  "by": "llm", "reason": f"{said}: the old line struck through"}, {**res, "superseded": done})
-    ops.forget(event["memory_id"], event["space"])
-    ops.reinforce(event["near_store"], event["near_id"])
+    _merged_into_near(ops, event, event["space"])
     twin = ops.get(event["near_id"], event["space"])
     return ({**event, "action": "merged", "review": False, "by": "llm",
              "reason": f"{said}: the new line moved to the trash, the stored one reinforced"},
@@ -125,13 +124,19 @@ def undo(entry: dict, ops: Ops, store: str) -> dict:
     if kind == "superseded":
         return ops.update(entry["old_id"], entry["old_text"], space, False)
     if kind == "kept":
-        gone = ops.forget(entry["memory_id"], space)
-        ops.reinforce(entry["near_store"], entry["near_id"])
-        return gone
+        return _merged_into_near(ops, entry, space)
     if kind == "merged":  # the LLM's NONE: the new line back from the trash
         restated = _taken_back(ops, entry.get("near_store") or store, entry["near_id"], space)
         return {**ops.restore(entry["memory_id"], space), **restated}
     return {}  # a proposal wrote nothing: rejecting it only closes it
+
+
+def _merged_into_near(ops: Ops, entry: dict, space: str | None) -> dict:
+    """The new memory to the trash and the near one it restates reinforced (the LLM's NONE, undoing a "kept");
+    what forget answered."""
+    gone = ops.forget(entry["memory_id"], space)
+    ops.reinforce(entry["near_store"], entry["near_id"])
+    return gone
 
 
 def _taken_back(ops: Ops, store: str, memory_id: str, space: str | None) -> dict:
