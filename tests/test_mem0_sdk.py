@@ -9,7 +9,15 @@ import os
 import pytest
 
 from http_daemon import serving
+from indexer.daemon.mem0_platform import OVERFETCH
+from indexer.index import db
 
+TEA = ["I drink green tea every morning", "Tea with honey soothes my throat", "My favourite tea shop is downtown",
+       "I brew oolong tea in a clay pot", "Iced tea is my summer drink", "I keep a tin of jasmine tea at work",
+       "Mint tea after dinner helps me sleep", "I gave my sister a tea set for her birthday"]
+# said once on a trip, in long sentences where tea is one word of many: they rank below every line above
+TRIP = ["On the night train to the coast a stranger with a violin shared bread, olives and a flask of tea",
+        "At the harbour market in the rain we bought smoked fish, wool socks, postcards and some tea for later"]
 META = {"chat": "Alice - 2026-11-25@02h01m.jsonl", "time": "2026-11-25T02:01:37", "turn": 7, "角色": "塞拉菲娜"}
 
 
@@ -137,3 +145,31 @@ def test_the_async_client_makes_the_same_calls(mem0, server):
 def test_a_wrong_key_fails_the_constructor_with_the_servers_reason(mem0, server):
     with pytest.raises(ValueError, match="wrong token"):
         mem0.MemoryClient(api_key="not-the-token", host=f"http://127.0.0.1:{server.port}")
+
+
+def _access_counts(client, server) -> dict:
+    """Every memory's access count once the writer has written those already handed to it (an add is a writer job
+    queued behind them)."""
+    client.add("I water the ferns on Sundays", user_id="flush")
+    con = db.connect(server.home / "index.db", readonly=True)
+    try:
+        return {r["id"]: r["access_count"] for r in db.rows(con, "SELECT id, access_count FROM chunks")}
+    finally:
+        con.close()
+
+
+def test_a_rare_metadata_filter_reads_down_the_ranking_and_counts_only_what_it_returns(client, server):
+    client.add([{"role": "user", "content": t} for t in TEA], user_id="erin", metadata={"chat": "home.jsonl"})
+    trip = {r["id"] for r in client.add([{"role": "user", "content": t} for t in TRIP], user_id="erin",
+                                        metadata={"chat": "trip.jsonl"})["results"]}
+    every = client.search("tea", filters={"user_id": "erin"}, top_k=50)["results"]
+    assert len(every) == len(TEA) + len(TRIP) and not trip & {r["id"] for r in every[:OVERFETCH]}
+    first_trip = next(r["id"] for r in every if r["id"] in trip)
+    before = _access_counts(client, server)
+    rare = {"AND": [{"user_id": "erin"}, {"metadata": {"chat": "trip.jsonl"}}]}
+    got = client.search("tea", filters=rare, top_k=1)["results"]
+    assert [r["id"] for r in got] == [first_trip] and got[0]["metadata"] == {"chat": "trip.jsonl"}
+    after = _access_counts(client, server)
+    assert {i: n - before.get(i, 0) for i, n in after.items() if n != before.get(i, 0)} == {first_trip: 1}
+    both = client.search("tea", filters={**rare, "created_at": {"gte": "2000-01-01"}}, top_k=5)["results"]
+    assert {r["id"] for r in both} == trip  # fewer meet the conditions than asked: every one that does

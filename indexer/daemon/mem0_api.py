@@ -146,15 +146,21 @@ def _record_at(mem, res: dict, space: str | None) -> dict | None:
     return next((r for r in found.get("records", []) if r["start_line"] <= line <= r["end_line"]), None)
 
 
-def found(mem, body: dict, query: str, space: str | None, key: str | None, since=None, until=None) -> list[dict]:
-    """Hybrid search inside one space, in mem0's shape; `top_k` (or `limit`) and `threshold` from the body."""
+def ranked(mem, body: dict, query: str, space: str | None, limit: int) -> list:
+    """Hybrid search inside one space, `threshold`, `shared` and `now` from the body; it counts no access (the
+    caller counts the hits it hands out)."""
     threshold = body.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
         raise InputError("threshold must be a number, e.g. 0.2")
     shared = validation.shared(body.get("shared"))  # mdmem's: the notes outside every space join the ranking
-    hits = mem.search(query, scope=SCOPE, limit=top_k(body.get("top_k", body.get("limit"))), min_score=threshold,
-                      space=space, since=since, until=until, spaces=[""] if shared and space else None,
+    return mem.search(query, scope=SCOPE, limit=limit, min_score=threshold, bump=False, space=space,
+                      spaces=[""] if shared and space else None,
                       now=body.get("now"))  # time words (last week) count from this day; default today
+
+
+def items(hits: list, body: dict, space: str | None, key: str | None) -> list[dict]:
+    """Hits in mem0's shape (with `shared`, each names the space it was found in)."""
+    shared = validation.shared(body.get("shared"))
     return [item({**h.to_dict(), "text": h.content}, space_of(h.uri) if shared else space, key, score=h.score)
             for h in hits]
 

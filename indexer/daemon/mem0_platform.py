@@ -91,12 +91,25 @@ def search(mem, body) -> dict:
     sel = selection(body.get("filters"), body)
     space, key = _space(sel)
     want = api.top_k(body.get("top_k", body.get("limit")))
-    if sel.metadata or sel.dates:  # conditions checked after ranking: rank more, so top_k can still be filled
-        body = {**body, "top_k": min(api.MAX_TOP_K, want * OVERFETCH), "limit": None}
-    hits = api.found(mem, body, query, space, key)
+    hits, degraded = _kept(mem, body, query, space, key, sel, want)
     cut = validation.truncation(query, mem.cfg.max_query_chars)  # the search cut it (search keeps the start)
-    return {"results": [h for h in hits if sel.keeps(h)][:want], **({"query_truncated": cut} if cut else {}),
-            **({"degraded": True} if any(h.get("degraded") for h in hits) else {})}
+    return {"results": hits, **({"query_truncated": cut} if cut else {}), **({"degraded": True} if degraded else {})}
+
+
+def _kept(mem, body: dict, query: str, space, key, sel: Selection, want: int) -> tuple[list[dict], bool]:
+    """The first `want` hits of the ranking that meet the filters' conditions, and whether the ranking was degraded.
+    The conditions are read after ranking: each read asks OVERFETCH times more than the last until enough meet
+    them or the ranking has no more; none of these reads counts an access, only the hits returned do, once."""
+    asked = want * OVERFETCH if sel.metadata or sel.dates else want
+    while True:
+        hits = api.ranked(mem, body, query, space, asked)
+        shown = api.items(hits, body, space, key)
+        kept = [(hit, one) for hit, one in zip(hits, shown) if sel.keeps(one)][:want]
+        if len(kept) >= want or len(hits) < asked:  # enough, or every hit the search can give was read
+            break
+        asked *= OVERFETCH
+    mem.writer.record_access([hit for hit, _one in kept])
+    return [one for _hit, one in kept], any(one.get("degraded") for one in shown)
 
 
 def get_all(mem, query: dict | None, body) -> dict:
