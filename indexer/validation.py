@@ -38,6 +38,20 @@ def _as_int(value) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def count(name: str, value, default: int, most: int) -> int:
+    """How many (top_k, page, page_size) as JSON bodies and query strings send it (5, 5.0, "5"), from 1 to most;
+    left out (or "", an empty query parameter): default."""
+    return whole_number(name, None if value == "" else value, 1, most, default=default,
+                        example=f'{{"{name}": {default}}}')
+
+
+def json_object(value, example: str) -> dict:
+    """A request's body: a JSON object (a list, a string or null names nothing)."""
+    if not isinstance(value, dict):
+        raise ArgumentError("the body", "must be a JSON object", value, example)
+    return value
+
+
 def limit(value, default: int) -> int:
     return whole_number("limit", value, 1, default=default, example="limit=10")
 

@@ -34,21 +34,11 @@ def owner(fields: dict) -> tuple[str | None, str | None]:
 
 
 def body_object(body, example: str) -> dict:
-    if not isinstance(body, dict):
-        raise InputError(f"the body must be a JSON object, e.g. {example}")
-    return body
+    return validation.json_object(body, example)
 
 
 def top_k(value, default: int = DEFAULT_TOP_K, name: str = "top_k", most: int = MAX_TOP_K) -> int:
-    if value is None or value == "":
-        return default
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = -1
-    if isinstance(value, bool) or not 0 < n <= most or (isinstance(value, float) and value != n):
-        raise InputError(f"{name} must be a whole number from 1 to {most}")
-    return n
+    return validation.count(name, value, default, most)
 
 
 def mem0_text(text: str) -> str:
