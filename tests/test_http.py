@@ -136,6 +136,12 @@ def test_a_10_mb_body_is_refused_and_the_server_keeps_answering(server):
     ("POST", "/search", b'{"query": ', 400, "not valid JSON"),
     ("POST", "/search", {"query": ""}, 400, "query must be"),
     ("POST", "/search", {"query": "x", "top_k": "many"}, 400, "top_k"),
+    # validation's rules: the value given and how to fix it, in mem0's {"detail"} with a 400
+    ("POST", "/v2/memories/search/", {"query": "x", "top_k": 0}, 400,
+     'top_k must be a whole number from 1 to 1000 (got 0); e.g. {"top_k": 10}'),
+    ("GET", "/v1/memories/?user_id=a&page_size=5000", None, 400,
+     "page_size must be a whole number from 1 to 1000 (got '5000')"),
+    ("POST", "/v1/memories/search/", [1, 2], 400, 'the body must be a JSON object (got [1, 2]); e.g. {"query": '),
     ("POST", "/memories", {"messages": [{"role": "user", "content": "hi"}]}, 400, "At least one identifier"),
     ("POST", "/memories", {"messages": "x", "user_id": "../../etc"}, 400, "not a usable name"),
     ("GET", "/memories/0123456789abcdef", None, 404, "no memory with id"),
