@@ -52,6 +52,20 @@ def e5_vectors(con, hashes: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
+def e5_vectors_of_chunks(con, ids: list[str]) -> dict[str, np.ndarray]:
+    """chunk id -> its text's e5 vector, for the chunks that have one (none when the table is absent)."""
+    if not ids or not has_e5_table(con):
+        return {}
+    out = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        for r in db.rows(con, f"SELECT c.id AS id, e.vector AS vector FROM chunks c JOIN chunks_e5 e"
+                              f" ON e.content_hash = c.content_hash WHERE c.id IN ({','.join('?' * len(part))})",
+                         tuple(part)):
+            out[r["id"]] = np.frombuffer(r["vector"], dtype=np.float32)
+    return out
+
+
 def e5_all(con) -> dict[str, bytes]:
     """Every stored e5 vector as bytes (a rebuild carries them into the new file)."""
     if not has_e5_table(con):
