@@ -277,7 +277,7 @@ DESIGNS = {
     "hubness-corrected, narrow 0.015 / gather 0.025 + answer test": by_hubness(0.015, 0.025),
     "hubness-corrected + topic gathering (centroid)": by_hubness(topics=True),
     "hubness-corrected + answer test 0.045": by_hubness(answers=0.045),
-    "hubness-corrected, narrow 0.01 / gather 0.02 + answer test 0.03 (default)": by_hubness(),
+    "hubness-corrected, narrow 0.01 / gather 0.02 + answer test 0.02 (default)": by_hubness(),
 }
 
 
