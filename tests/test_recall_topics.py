@@ -57,3 +57,13 @@ def test_a_general_question_on_a_memorys_topic_gets_nothing(make_memory):
     # the asker's own question on that topic keeps its answer
     assert "美式咖啡" in _texts(mem.recall("我喝咖啡加糖吗？"))[0]
 
+
+
+def test_a_general_question_in_both_scripts_gets_nothing(make_memory):
+    mem = make_memory(NOTES)
+    # before: the Fedora desktop and the iPad (judged against the English questions alone, a Chinese memory stood
+    # high); the chess question got eight memories
+    for q in ("Fedora 和 Ubuntu 有什么区别？", "Chess 和 Go 哪个更难？"):
+        out = mem.recall(q)
+        assert out["memories"] == [], (q, _texts(out))
+    assert _texts(mem.recall("我的 iPad 是什么型号？")) == ["我用一台 iPad Air 画画和记笔记。"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -95,12 +96,27 @@ def levels(matrix: np.ndarray, han: bool) -> np.ndarray | None:
     return np.sort(matrix @ bg.T, axis=1)[:, -K:].mean(axis=1)
 
 
+def question_levels(matrix: np.ndarray, query: str) -> np.ndarray | None:
+    """levels() in the question's language; a question written in both (two Latin words and two Han characters
+    or more: "Kubernetes 里 Pod 和 Deployment 有什么区别？") takes the higher of the two for each memory, so a
+    memory in either script must stand above what its own language asks of it (that question kept two memories
+    with the English level alone; nothing else of recall-focus-dev, zh memories or locomo-facts-dev moved)."""
+    if len(_LATIN_WORD.findall(query)) >= 2 and len(_HAN.findall(query)) >= 2:
+        zh, en = levels(matrix, True), levels(matrix, False)
+        return None if zh is None or en is None else np.maximum(zh, en)
+    return levels(matrix, mostly_han(query))
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
 def attach(hits: list, query: str, vecs: dict) -> list:
     """Every hit with an e5 cosine and vector gets signals["hub"]: that cosine less its background level."""
     have = [h for h in hits if h.signals.get("e5_cosine") is not None and (h.store, h.id) in vecs]
     if not have:
         return hits
-    level = levels(np.stack([vecs[(h.store, h.id)] for h in have]), mostly_han(query))
+    level = question_levels(np.stack([vecs[(h.store, h.id)] for h in have]), query)
     if level is None:
         return hits
     score = {(h.store, h.id): round(float(h.signals["e5_cosine"] - r), 6) for h, r in zip(have, level)}
