@@ -67,3 +67,14 @@ def test_a_general_question_in_both_scripts_gets_nothing(make_memory):
         out = mem.recall(q)
         assert out["memories"] == [], (q, _texts(out))
     assert _texts(mem.recall("我的 iPad 是什么型号？")) == ["我用一台 iPad Air 画画和记笔记。"]
+
+
+def test_an_agents_question_about_the_user_keeps_its_answer(make_memory):
+    mem = make_memory(NOTES)
+    # "the user" is the asker: judged as a question about someone else these were emptied by the answer test
+    # (before the correction they got seven memories each)
+    texts = _texts(mem.recall("How does the user take coffee?"))
+    assert "美式咖啡" in texts[0] and len(texts) <= 2, texts
+    assert sorted(_texts(mem.recall("Which devices does the user own?"))) == sorted(
+        ["我用一台 iPad Air 画画和记笔记。", FACTS[17]])
+    assert "美式咖啡" in _texts(mem.recall("用户喝咖啡加糖吗？"))[0]
