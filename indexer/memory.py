@@ -263,7 +263,8 @@ class Memory:
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
                      dated=span != (None, None), max_tokens=max_tokens,
-                     vectors=lambda hits: hubness.vectors(self.stores(scope), hits))
+                     vectors=lambda hits: hubness.vectors(self.stores(scope), hits),
+                     names=tuple(n for n in (space, *several) if n))
         return timewindow.tell_recall({**res, "query_truncated": cut} if cut else res, window)
 
     # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------

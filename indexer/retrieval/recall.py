@@ -25,7 +25,7 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
            max_chars: int | None = None, scope: str = "all", dated: bool = False, max_tokens: int | None = None,
-           vectors=None) -> dict:
+           vectors=None, names: tuple[str, ...] = ()) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     `search(text, scope, limit)` returns hits with their score components and counts nothing;
@@ -34,6 +34,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     strongest tier's hits are used. dated: the search keeps only memories of the caller's since/until.
     max_tokens: the block's budget in tokens as the chunker counts them; given alone, characters are not counted.
     vectors(hits): {(store, id): e5 vector} of those hits, for the hubness-corrected cut (retrieval/hubness).
+    names: the spaces asked in (a user's or a character's): a question naming one is about its asker.
     """
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
     max_tokens = validation.max_tokens(max_tokens)
@@ -72,7 +73,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     if judged and vectors is not None:
         hits = hubness.attach(hits, used, vectors(hits))
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
-    elsewhere = bool(hubness.scored(hits)) and not _asker(used) and not hubness.answers(hits)
+    elsewhere = bool(hubness.scored(hits)) and not _asker(used) and not _names(used, names) and not hubness.answers(
+        hits)
     judged = judged and _judges(hits, used)
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
@@ -132,6 +134,13 @@ def _judges(hits, query: str) -> bool:
     if relevance.about_asker(query) and hubness.scored(hits):
         return True  # the hubness-corrected scores cut it, relevant or not (retrieval/hubness)
     return relevant if _asker(query) else not relevant
+
+
+def _names(query: str, names) -> bool:
+    """Whether the question names one of the spaces asked in ("what does alice eat" in alice's space: her memories
+    say "I", not "alice", so none stands high above the background and the answer test emptied the block)."""
+    return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n), query, re.I)
+               for n in names if n)  # a Chinese name has no word boundary: 小明喜欢吃什么
 
 
 def _asker(query: str) -> bool:
