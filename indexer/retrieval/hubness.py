@@ -143,6 +143,17 @@ def answering(hits, gather: bool) -> list:
     return kept if hits[0] in kept else [hits[0], *kept]
 
 
+# the answer test asks whether the store answers a question: a keyword search ("温泉", "coffee preference") asks
+# for the memories holding its words, and a one-word query's corrected score says little (温泉 beside a memory
+# about a hot spring scored under ANSWERS)
+_QUESTION = re.compile(r"[?？]|^\s*(?:what|who|whom|whose|when|where|why|how|which|is|are|was|were|do|does|did|can|"
+                       r"could|should|would|will|has|have)\b|什么|哪|谁|几|多少|吗|呢|怎么|为什么|如何|是否", re.I)
+
+
+def is_question(text: str) -> bool:
+    return bool(_QUESTION.search(text))
+
+
 def answers(hits) -> bool:
     """Whether any memory stands ANSWERS above its background level (a question about something else: no)."""
     best = scored(hits)

@@ -73,8 +73,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     if judged and vectors is not None:
         hits = hubness.attach(hits, used, vectors(hits))
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
-    elsewhere = bool(hubness.scored(hits)) and not _asker(used) and not _names(used, names) and not hubness.answers(
-        hits)
+    elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not _names(
+        used, names) and not hubness.answers(hits)
     judged = judged and _judges(hits, used)
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
