@@ -32,7 +32,7 @@ from indexer.memories.add import normalise  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.textseg import mostly_han  # noqa: E402
 from indexer.retrieval import recall as recall_mod  # noqa: E402
-from indexer.retrieval import relations, relevance  # noqa: E402
+from indexer.retrieval import hubness, relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
 
@@ -58,6 +58,8 @@ def capture(mem: Memory, questions: list[str], now: str | None = None) -> list:
         recall_mod.recall(q, cfg=mem.cfg, search=search, record_access=mem.writer.record_access, warn=print,
                           judge=lambda hits, query: True, cut=spy)
         out.append((seen.get("pool"), live))
+        if seen.get("pool"):
+            VECTORS.update(hubness.vectors(mem.stores("all"), seen["pool"][0]))
     return out
 
 
@@ -211,6 +213,47 @@ def by_personal_background(over=0.0, gate=False):
     return cut
 
 
+def by_hubness(narrow=hubness.NARROW_GAP, gather=hubness.GATHER_GAP, answers=hubness.ANSWERS, topics=False):
+    """A question about its asker (no relative or role named): the memories within `narrow` (`gather`) of the best
+    hubness-corrected score (retrieval/hubness); a question about anything else is emptied unless its best memory
+    stands `answers` above its background level (None: not), else the default before. topics: a gathering
+    question also takes the pool's memories as close to the kept ones' centroid (e5) as the farthest kept one."""
+    base = with_roles(by_asker())
+
+    def cut(hits, q):
+        if relevance.about_asker(q) and hubness.scored(hits) and not any(
+                h.signals.get("member") or h.signals.get("role") for h in hits):
+            gathering = relevance.gathers(q) or relations.asks_instructions(q)
+            old = (hubness.NARROW_GAP, hubness.GATHER_GAP)
+            hubness.NARROW_GAP, hubness.GATHER_GAP = narrow, gather
+            try:
+                kept = hubness.answering(hits, gathering)
+            finally:
+                hubness.NARROW_GAP, hubness.GATHER_GAP = old
+            return _topic(kept, hits) if topics and gathering else kept
+        kept = base(hits, q)
+        if answers is None or relevance.about_asker(q) or relations.asked_of_asker(q, False) or not hubness.scored(
+                hits):
+            return kept
+        return kept if hubness.scored(hits)[0].signals["hub"] >= answers else []
+    return cut
+
+
+VECTORS: dict = {}  # (store, id) -> e5 vector of the captured pools' hits (topic gathering reads them)
+
+
+def _topic(kept, hits):
+    have = [h for h in kept if (h.store, h.id) in VECTORS]
+    if not have:
+        return kept
+    v = np.stack([VECTORS[(h.store, h.id)] for h in have])
+    c = v.mean(axis=0) / np.linalg.norm(v.mean(axis=0))
+    spread = float((v @ c).min())
+    more = [h for h in hubness.scored(hits) if h not in kept and (h.store, h.id) in VECTORS
+            and float(VECTORS[(h.store, h.id)] @ c) >= spread]
+    return kept + more
+
+
 DESIGNS = {
     "live (recall as configured)": None,
     "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
@@ -223,12 +266,17 @@ DESIGNS = {
     "asker-scoped, others' gap cut less the hits under 0.5": before_roles(by_asker(only_relevant=True)),
     "pool level z >= 2": before_roles(by_pool_level()),
     "largest e5 drop in the first 8": before_roles(by_largest_drop()),
-    "relation words and names, else asker-scoped gap 0.025 (default)": with_roles(by_asker()),
+    "relation words and names, else asker-scoped gap 0.025 (default before)": with_roles(by_asker()),
     "relations + shared words (narrow)": by_shared_words(),
     "relations + margin order, 2 best within 0.01 (narrow)": by_margin_order(),
     "relations + margin order, 3 best within 0.015 (narrow)": by_margin_order(0.015, 3),
     "relations + personal background 0.06 (others' questions)": by_personal_background(0.06),
     "relations + personal background 0.07, unnamed questions": by_personal_background(0.07, gate=True),
+    "hubness-corrected, narrow 0.01 / gather 0.02, no answer test": by_hubness(answers=None),
+    "hubness-corrected, narrow 0.015 / gather 0.025 + answer test": by_hubness(0.015, 0.025),
+    "hubness-corrected + topic gathering (centroid)": by_hubness(topics=True),
+    "hubness-corrected + answer test 0.045": by_hubness(answers=0.045),
+    "hubness-corrected, narrow 0.01 / gather 0.02 + answer test 0.02 (default)": by_hubness(),
 }
 
 

@@ -74,17 +74,23 @@ def _one_thread(m) -> None:
         pass  # an engine without it keeps OpenMP's default
 
 
-def background(texts: tuple[str, ...]) -> np.ndarray | None:
-    """The passage vectors of a fixed tuple of texts (relevance's reference sentences), made once per process."""
-    if load("passage") is None:
+def background(texts: tuple[str, ...], role: str = "passage") -> np.ndarray | None:
+    """The vectors of a fixed tuple of texts (relevance's reference sentences, read as passages; recall's background
+    questions, read as questions: role="query"), made once per process."""
+    if load(role) is None:
         return None
     with _lock:
-        kept = _state.get(("background", texts))
+        kept = _state.get(("background", role, texts))
     if kept is None:
-        kept = passages(list(texts))
+        kept = passages(list(texts)) if role == "passage" else _questions(list(texts))
         with _lock:
-            _state[("background", texts)] = kept
+            _state[("background", role, texts)] = kept
     return kept
+
+
+def _questions(texts: list[str]) -> np.ndarray:
+    m = load("query")  # a batch: OpenMP's threads as the thread has them (one question wants one, a batch more)
+    return np.asarray(m.query(texts), dtype=np.float32).reshape(len(texts), -1)
 
 
 def query(text: str, keep: str = "start") -> np.ndarray | None:

@@ -15,7 +15,7 @@ from indexer.notes.append import strip_item
 from indexer.notes.spaces import space_of
 from indexer.notes.textseg import count_tokens, cut_by_tokens, mostly_han
 from indexer.providers import llm
-from indexer.retrieval import relations, relevance
+from indexer.retrieval import hubness, relations, relevance
 from indexer.retrieval.ranking_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -25,7 +25,7 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
            max_chars: int | None = None, scope: str = "all", dated: bool = False, max_tokens: int | None = None,
-           judge=None, cut=None) -> dict:
+           judge=None, cut=None, vectors=None, names: tuple[str, ...] = ()) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     `search(text, scope, limit)` returns hits with their score components and counts nothing;
@@ -35,6 +35,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     max_tokens: the block's budget in tokens as the chunker counts them; given alone, characters are not counted.
     judge(hits, query) and cut(hits, query, judged, asked_for): whether the relevance cut decides, and the cut
     (`judges` and `on_topic` unless given: bench/recall_designs.py gives its own to compare designs of the cut).
+    vectors(hits): {(store, id): e5 vector} of those hits, for the hubness-corrected cut (retrieval/hubness).
+    names: the spaces asked in (a user's or a character's): a question naming one is about its asker.
     """
     judge, cut = judge or judges, cut or on_topic
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
@@ -70,8 +72,13 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     # the relevance was calibrated on questions: a conversation or a rewrite keeps the measured cut, and so does
     # a question naming a time or dates (its window says what is asked for: 上周 asks for everything of last week)
     judged = cfg.recall_cut == "relevance" and tier == "query" and not dated and any(
-        h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits) and judge(
-        hits, used)
+        h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits)
+    if judged and vectors is not None:
+        hits = hubness.attach(hits, used, vectors(hits))
+    # about something else than the asker and their people: no memory stands above what it scores on generic questions
+    elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not _names(
+        used, names) and not hubness.answers(hits)
+    judged = judged and judge(hits, used)
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
     if weak and not judged:
@@ -82,6 +89,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     elif judged and relations.asked_of_asker(used, relevance.about_asker(used)):
         hits = _with_roles(hits, search, used, scope)
     kept = cut(hits, used, judged, asked_for)[:limit]
+    kept = [] if elsewhere else kept
     memories = render_memories(kept, max_chars, max_tokens)
     if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
         kept = near_best(hits[:limit], used, asked_for)
@@ -110,6 +118,9 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
     current = [h for h in hits if not h.signals.get("superseded")]
     if judged and any(h.relevance is not None for h in current):
         gather = relevance.gathers(query) or relations.asks_instructions(query)
+        if relevance.about_asker(query) and hubness.scored(current) and not any(
+                h.signals.get("member") or h.signals.get("role") for h in current):
+            return hubness.answering(current, gather)
         return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
     return near_best(hits, query, asked_for)
 
@@ -123,8 +134,20 @@ def judges(hits, query: str) -> bool:
     naming them reads as relevant, and the relevance cut left answers out (locomo-facts-dev, relevant lines in
     the block 0.739 -> 0.654; bench/recall_designs.py)."""
     relevant = any(h.relevance is not None and h.relevance >= 0.5 for h in hits)
-    asker = relevance.about_asker(query) or bool(relations.asked_of_asker(query, False))  # 孩子…: the asker's
-    return relevant if asker else not relevant
+    if relevance.about_asker(query) and hubness.scored(hits):
+        return True  # the hubness-corrected scores cut it, relevant or not (retrieval/hubness)
+    return relevant if _asker(query) else not relevant
+
+
+def _names(query: str, names) -> bool:
+    """Whether the question names one of the spaces asked in ("what does alice eat" in alice's space: her memories
+    say "I", not "alice", so none stands high above the background and the answer test emptied the block)."""
+    return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n), query, re.I)
+               for n in names if n)  # a Chinese name has no word boundary: 小明喜欢吃什么
+
+
+def _asker(query: str) -> bool:
+    return relevance.about_asker(query) or bool(relations.asked_of_asker(query, False))  # 孩子…: the asker's
 
 
 # a margin this far under the best still answers: the second of two answers lay within 0.02 of the first

@@ -88,8 +88,10 @@ _GATHER = re.compile(r"哪些|都|所有|各种|什么样|情况|\b(all|every(th
 
 # a question about its asker (I, my, we, 我, 咱): only the asker's memories can answer it, so the block keeps its
 # best guess even when no memory reads as relevant ("我固定做什么运动？" -> the badminton memory, relevance 0.42);
-# 我国 ("our country") opens general-knowledge questions and does not count
-_ASKER = re.compile(r"\b(i|me|my|mine|myself|we|us|our|ours|ourselves)\b|我(?!国)|咱", re.I)
+# 我国 ("our country") opens general-knowledge questions and does not count. An agent asks about "the user" (用户 as
+# the subject: 用户有哪些…, not 用户体验): with the hubness answer test those questions were emptied
+_ASKER = re.compile(r"\b(i|me|my|mine|myself|we|us|our|ours|ourselves|the user)\b|我(?!国)|咱|"
+                    r"(?:^|[，,\s])用户(?=[的是有在喜想要对会平最都喝吃住用叫去])", re.I)
 
 
 def about_asker(text: str) -> bool:

@@ -44,5 +44,6 @@ from indexer.index.sql.fts_rows import (  # noqa: F401
 from indexer.index.sql.removals import removal_seq, removals_since, trim_removals  # noqa: F401
 from indexer.index.sql.fts_topk import all_scores, phrases_of  # noqa: F401
 from indexer.index.sql.ranking_vectors import (  # noqa: F401
-    has_e5_table, bind_e5, e5_missing, put_e5, e5_vectors, e5_all, e5_progress, delete_orphan_e5,
+    has_e5_table, bind_e5, e5_missing, put_e5, e5_vectors, e5_vectors_of_chunks, e5_all, e5_progress,
+    delete_orphan_e5,
 )

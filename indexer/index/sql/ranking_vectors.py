@@ -41,14 +41,23 @@ def put_e5(con, vectors: dict[str, np.ndarray]) -> None:
 
 def e5_vectors(con, hashes: list[str]) -> dict[str, np.ndarray]:
     """content_hash -> vector for those that have one (none when the table is absent)."""
-    if not hashes or not has_e5_table(con):
+    return _vectors_by(con, "SELECT content_hash AS k, vector FROM chunks_e5 WHERE content_hash IN", hashes)
+
+
+def e5_vectors_of_chunks(con, ids: list[str]) -> dict[str, np.ndarray]:
+    """chunk id -> its text's e5 vector, for the chunks that have one (none when the table is absent)."""
+    return _vectors_by(con, "SELECT c.id AS k, e.vector AS vector FROM chunks c JOIN chunks_e5 e"
+                            " ON e.content_hash = c.content_hash WHERE c.id IN", ids)
+
+
+def _vectors_by(con, select: str, keys: list[str]) -> dict[str, np.ndarray]:
+    if not keys or not has_e5_table(con):
         return {}
     out = {}
-    for i in range(0, len(hashes), 500):
-        part = hashes[i:i + 500]
-        for r in db.rows(con, f"SELECT content_hash, vector FROM chunks_e5 WHERE content_hash IN"
-                              f" ({','.join('?' * len(part))})", tuple(part)):
-            out[r["content_hash"]] = np.frombuffer(r["vector"], dtype=np.float32)
+    for i in range(0, len(keys), 500):
+        part = keys[i:i + 500]
+        for r in db.rows(con, f"{select} ({','.join('?' * len(part))})", tuple(part)):
+            out[r["k"]] = np.frombuffer(r["vector"], dtype=np.float32)
     return out
 
 
