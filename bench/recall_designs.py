@@ -56,7 +56,8 @@ def capture(mem: Memory, questions: list[str], now: str | None = None) -> list:
         live = [(m["uri"], m["start_line"], m["text"]) for m in mem.recall(q, now=now)["memories"]]
         seen.clear()
         recall_mod.recall(q, cfg=mem.cfg, search=search, record_access=mem.writer.record_access, warn=print,
-                          judge=lambda hits, query: True, cut=spy)
+                          judge=lambda hits, query: True, cut=spy,
+                          vectors=lambda hits: hubness.vectors(mem.stores("all"), hits))
         out.append((seen.get("pool"), live))
         if seen.get("pool"):
             VECTORS.update(hubness.vectors(mem.stores("all"), seen["pool"][0]))
