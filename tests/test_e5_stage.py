@@ -172,6 +172,32 @@ def test_index_returns_before_the_ranking_vectors_and_the_next_sync_fills_them(m
     assert all(want in mem.search(q, limit=1, bump=False)[0].content for q, want in ASKED.items())
 
 
+def test_a_big_build_leaves_the_ranking_vectors_to_the_next_sync_and_the_daemons_fill(make_memory, monkeypatch,
+                                                                                          tmp_path):
+    from conftest import write_notes
+    from indexer.sync import ranking_vectors, vector_fill
+    mem = make_memory(global_notes=FAMILY, ranking_fill_s=60.0)  # a deadline the build could fill them all in
+    con = mem.stores("global")[0].con
+    assert sql.e5_progress(con) == (5, 5)  # a small change is filled before the command returns
+    monkeypatch.setattr(ranking_vectors, "FILL_ALL_UNDER", 4)  # six new texts stand for a big build
+    seen = counted_passages(monkeypatch)
+    write_notes(tmp_path / "home", PAIRS)
+    mem.index()
+    assert sum(seen) == 0 and mem.status()["global"]["e5"] == [5, 11]  # searchable at the embedder's speed
+    hits = mem.search("鹦鹉叫什么", explain=True, limit=3, bump=False)
+    assert "小蓝" in hits[0].content and "e5_cosine" not in hits[0].explain
+    mem.index()  # nothing new to embed: this sync gives the stage its seconds
+    assert sum(seen) == 6 and mem.status()["global"]["e5"] == [11, 11]
+    assert all(want in mem.search(q, limit=1, bump=False)[0].content for q, want in ASKED.items())
+    write_notes(tmp_path / "home", {f"journal/day{i}.md": f"- 2026-04-0{i}: 今天第{i}次去海边散步。\n" for i in range(1, 6)})
+    mem.index()
+    assert mem.status()["global"]["e5"] == [11, 16]
+    filler = vector_fill.Filler()  # what the daemon runs between jobs
+    while not filler.step(mem.stores("global")[0], mem.embedder, mem.cfg):
+        pass
+    assert mem.status()["global"]["e5"] == [16, 16]
+
+
 def test_a_hit_still_waiting_for_its_e5_vector_keeps_its_first_stage_place(make_memory, monkeypatch):
     from indexer.sync import ranking_vectors
     monkeypatch.setattr(ranking_vectors, "FILL_ALL_UNDER", 0)

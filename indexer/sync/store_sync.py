@@ -91,7 +91,7 @@ def sync_store(st: Store, embedder, cfg: Config, progress=None, warn=None, reinf
     # committed above, so the store already answers (full text + first model) while e5 fills in
     if embedder.dim:  # a text-only store (`embedder = "none"`) runs no model at all
         wait = cfg.ranking_fill_s if e5_seconds is None else e5_seconds
-        ranking_vectors.after_sync(st, cfg, e5_limit, None if wait < 0 else wait)
+        ranking_vectors.after_sync(st, cfg, e5_limit, None if wait < 0 else wait, report.embedded)
     if not st.readonly:
         sql.fts_optimize_after_bulk(st.con, report.chunks_added)
     if not st.readonly:  # every note without a document row was read again above: this is all of them
