@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
+
+from indexer.private_files import make_private_dirs, open_private
 
 _lock = threading.Lock()
 _state: dict = {}  # "query"/"passage": a loaded model each, "error" once a load failed: a process tries once
@@ -17,6 +22,8 @@ _passage_lock = threading.Lock()
 # the most tokens of a question the model reads: 256 took 0.3 s of CPU, a usual question (~17 tokens) 15 ms,
 # 780 tokens 1.1 s; the engine reads any length, as one 510-token window after another (docs/BENCHMARKS.md)
 QUERY_TOKENS = 256
+DIM = 384
+CACHE_DIR = "cache"  # in the mdmem home: background()'s vectors, the same for every process of one model
 
 
 def model_id() -> str:
@@ -57,7 +64,7 @@ def passages(texts: list[str]) -> np.ndarray:
     """One L2-normalised 384-d row per text (`passage:` input); an empty matrix when the model is absent."""
     m = load("passage")
     if m is None or not texts:
-        return np.zeros((0, 384), dtype=np.float32)
+        return np.zeros((0, DIM), dtype=np.float32)
     with _passage_lock:
         out = m.passage(list(texts))
     return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
@@ -74,18 +81,57 @@ def _one_thread(m) -> None:
         pass  # an engine without it keeps OpenMP's default
 
 
-def background(texts: tuple[str, ...], role: str = "passage") -> np.ndarray | None:
+def background(texts: tuple[str, ...], role: str = "passage", home: Path | None = None) -> np.ndarray | None:
     """The vectors of a fixed tuple of texts (relevance's reference sentences, read as passages; recall's background
-    questions, read as questions: role="query"), made once per process."""
+    questions, read as questions: role="query"), made once per process; with home, kept in <home>/cache/ for the
+    next process (~2.6 s of a one-shot recall's CPU for all of them, docs/BENCHMARKS.md)."""
     if load(role) is None:
         return None
     with _lock:
         kept = _state.get(("background", role, texts))
     if kept is None:
-        kept = passages(list(texts)) if role == "passage" else _questions(list(texts))
+        path = _cache_file(Path(home) / CACHE_DIR, texts, role) if home is not None else None
+        kept = _read_cached(path, len(texts)) if path is not None else None
+        if kept is None:
+            kept = passages(list(texts)) if role == "passage" else _questions(list(texts))
+            if path is not None and kept.shape == (len(texts), DIM):
+                _write_cached(path, kept)
         with _lock:
             _state[("background", role, texts)] = kept
     return kept
+
+
+def _cache_file(folder: Path, texts: tuple[str, ...], role: str) -> Path:
+    """One file per model, role and texts: another model or a changed list reads a file of its own, never stale rows."""
+    key = json.dumps([model_id(), role, list(texts)], ensure_ascii=False).encode("utf-8")
+    return folder / f"e5-{role}-{hashlib.sha256(key).hexdigest()[:32]}.npy"
+
+
+def _read_cached(path: Path, rows: int) -> np.ndarray | None:
+    """The kept matrix, or None unless it holds `rows` finite float32 rows of DIM (missing, truncated, foreign)."""
+    try:
+        m = np.load(path, allow_pickle=False)
+    except Exception:  # missing, unreadable, truncated or not a .npy: computed again
+        return None
+    ok = isinstance(m, np.ndarray) and m.dtype == np.float32 and m.shape == (rows, DIM) and bool(np.isfinite(m).all())
+    return m if ok else None
+
+
+def _write_cached(path: Path, matrix: np.ndarray) -> None:
+    """Written whole or not at all (a temp file renamed over), 0600 in a 0700 folder made only inside an existing
+    home; a read-only home keeps nothing and the next process computes again."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        if not path.parent.is_dir() and path.parent.parent.is_dir():
+            make_private_dirs(path.parent)
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as f:
+            np.save(f, matrix, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def _questions(texts: list[str]) -> np.ndarray:

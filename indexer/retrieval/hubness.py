@@ -89,35 +89,35 @@ def vectors(stores, hits) -> dict:
     return out
 
 
-def levels(matrix: np.ndarray, han: bool) -> np.ndarray | None:
+def levels(matrix: np.ndarray, han: bool, home=None) -> np.ndarray | None:
     """Each row's (a memory's e5 vector) mean cosine to its K nearest background questions of the language."""
-    bg = ranking_model.background(QUESTIONS_ZH if han else QUESTIONS_EN, role="query")
+    bg = ranking_model.background(QUESTIONS_ZH if han else QUESTIONS_EN, role="query", home=home)
     if bg is None or not len(bg) or not len(matrix):
         return None
     return np.sort(matrix @ bg.T, axis=1)[:, -K:].mean(axis=1)
 
 
-def question_levels(matrix: np.ndarray, query: str) -> np.ndarray | None:
+def question_levels(matrix: np.ndarray, query: str, home=None) -> np.ndarray | None:
     """levels() in the question's language; a question written in both (two Latin words and two Han characters
     or more: "Kubernetes 里 Pod 和 Deployment 有什么区别？") takes the higher of the two for each memory, so a
     memory in either script must stand above what its own language asks of it (that question kept two memories
     with the English level alone; nothing else of recall-focus-dev, zh memories or locomo-facts-dev moved)."""
     if len(_LATIN_WORD.findall(query)) >= 2 and len(_HAN.findall(query)) >= 2:
-        zh, en = levels(matrix, True), levels(matrix, False)
+        zh, en = levels(matrix, True, home), levels(matrix, False, home)
         return None if zh is None or en is None else np.maximum(zh, en)
-    return levels(matrix, mostly_han(query))
+    return levels(matrix, mostly_han(query), home)
 
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
-def attach(hits: list, query: str, vecs: dict) -> list:
+def attach(hits: list, query: str, vecs: dict, home=None) -> list:
     """Every hit with an e5 cosine and vector gets signals["hub"]: that cosine less its background level."""
     have = [h for h in hits if h.signals.get("e5_cosine") is not None and (h.store, h.id) in vecs]
     if not have:
         return hits
-    level = question_levels(np.stack([vecs[(h.store, h.id)] for h in have]), query)
+    level = question_levels(np.stack([vecs[(h.store, h.id)] for h in have]), query, home)
     if level is None:
         return hits
     score = {(h.store, h.id): round(float(h.signals["e5_cosine"] - r), 6) for h, r in zip(have, level)}

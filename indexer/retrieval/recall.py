@@ -74,7 +74,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     judged = cfg.recall_cut == "relevance" and tier == "query" and not dated and any(
         h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits)
     if judged and vectors is not None:
-        hits = hubness.attach(hits, used, vectors(hits))
+        hits = hubness.attach(hits, used, vectors(hits), home=cfg.home)
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
     elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not _names(
         used, names) and not hubness.answers(hits)

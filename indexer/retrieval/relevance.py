@@ -113,11 +113,11 @@ def gathers(text: str) -> bool:
     return bool(_GATHER.search(text)) or bool(_FAMILY.search(text))
 
 
-def levels(qvec: np.ndarray | None) -> dict[bool, float] | None:
+def levels(qvec: np.ndarray | None, home=None) -> dict[bool, float] | None:
     """The question's best cosine over BACKGROUND's Chinese (True) and its other (False) sentences, or None
     without the model: a memory is judged against the level of its own language (e5 scores a language
-    against the question's own higher, by a gap that moves with the question)."""
-    bg = ranking_model.background(BACKGROUND)
+    against the question's own higher, by a gap that moves with the question). home: where the vectors are kept."""
+    bg = ranking_model.background(BACKGROUND, home=home)
     if qvec is None or bg is None or not len(bg):
         return None
     cos = bg @ qvec
@@ -125,9 +125,9 @@ def levels(qvec: np.ndarray | None) -> dict[bool, float] | None:
     return {True: float(cos[han].max()), False: float(cos[~han].max())}
 
 
-def generality(qvec: np.ndarray) -> float:
+def generality(qvec: np.ndarray, home=None) -> float:
     def top2(texts):
-        return float(np.sort(ranking_model.background(texts) @ qvec)[-2:].mean())
+        return float(np.sort(ranking_model.background(texts, home=home) @ qvec)[-2:].mean())
     return top2(GENERAL) - top2(PERSONAL)
 
 
@@ -135,19 +135,19 @@ def of_margin(margin: float, midpoint: float = MIDPOINT) -> float:
     return 1.0 / (1.0 + math.exp(-(margin - midpoint) / SPREAD))
 
 
-def attach(hits: list, aq, qvec) -> list:
+def attach(hits: list, aq, qvec, home=None) -> list:
     """Every hit with an e5 cosine gets `relevance` (0-1) and its `margin` over the question's background level;
     a question about the family lifts the memories naming a member to the best one's relevance."""
     if not any(h.signals.get("e5_cosine") is not None for h in hits):
         return hits
     qv = qvec.result() if qvec is not None else ranking_model.query(aq.text)
-    base = levels(qv)
+    base = levels(qv, home)
     if base is None:
         return hits
     margins = [None if h.signals.get("e5_cosine") is None else h.signals["e5_cosine"] - base[mostly_han(h.content)]
                for h in hits]
     best = max((m for m in margins if m is not None), default=None)
-    midpoint = MIDPOINT + GENERAL_SLOPE * generality(qv)
+    midpoint = MIDPOINT + GENERAL_SLOPE * generality(qv, home)
     family = asks_own_family(aq.text)
     out = []
     for h, m in zip(hits, margins):

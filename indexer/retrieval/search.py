@@ -122,7 +122,7 @@ def by_ranking_model(hits: list[Hit], aq: AnalyzedQuery, pool: Pool, cfg) -> lis
         return ranker_stage.rerank(hits, aq, cfg, pool.rankers)
     return relevance.attach(ranking_stage.rerank(hits, {k: c.row["content_hash"] for k, c in pool.cands.items()},
                                             pool.cons, aq, qvec=pool.e5_query, scale=cfg.e5_stage_scale),
-                            aq, pool.e5_query)
+                            aq, pool.e5_query, home=cfg.home)
 
 
 ADJUST = (by_strength, by_memory_days, by_ranking_model)
