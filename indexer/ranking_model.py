@@ -84,7 +84,7 @@ def _one_thread(m) -> None:
 def background(texts: tuple[str, ...], role: str = "passage", home: Path | None = None) -> np.ndarray | None:
     """The vectors of a fixed tuple of texts (relevance's reference sentences, read as passages; recall's background
     questions, read as questions: role="query"), made once per process; with home, kept in <home>/cache/ for the
-    next process (~2.6 s of a one-shot recall's CPU for all of them, docs/BENCHMARKS.md)."""
+    next process (a one-shot recall took 1.4-1.7 s reading them, 3.8-5.4 s making them: docs/BENCHMARKS.md)."""
     if load(role) is None:
         return None
     with _lock:
