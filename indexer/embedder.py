@@ -280,7 +280,7 @@ def pull_model(name: str, device: str = "auto") -> str:
 
 def _precision_kwargs(precision: str) -> dict:
     """bf16 weights and activations: EmbeddingGemma 1.6-1.8x fp32's texts/s on two busy AVX512-BF16 cores, its
-    vectors at cosine >= 0.998 to fp32's, zh-memory-dev Hit@1 0.949 either way (docs/MODELS.md)."""
+    vectors at cosine >= 0.9998 to fp32's, zh-memory-dev Hit@1 0.949 either way (docs/MODELS.md)."""
     if precision != "bf16":
         return {}
     import torch
