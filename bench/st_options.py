@@ -35,8 +35,8 @@ OPTIONS = ("fp32", "bf16", "bf16-b16", "bf16-b8", "bf16-b16-file-order", "bf16-1
 
 def sample(n: int) -> tuple[list[str], list[str]]:
     corpus = default_eval_dir() / "rgb-zh-dev" / "corpus"
-    passages = [ln.strip() for p in sorted(corpus.rglob("*.md")) for ln in p.read_text(encoding="utf-8").splitlines()
-                if ln.strip() and not ln.startswith("#")]
+    passages = [ln.strip() for p in sorted(corpus.rglob("*.md"))
+                for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
     lines = (default_eval_dir() / "zh-memory-dev" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
     return passages[:n], [json.loads(x)["query"] for x in lines if x.strip()]
 
