@@ -97,3 +97,19 @@ def test_an_unknown_precision_is_one_line_that_names_the_choices(tmp_path):
     with pytest.raises(ConfigError) as exc:
         config.load(home=tmp_path, env={})
     assert "\n" not in str(exc.value) and "precision 'int8'; choose fp32, bf16" in str(exc.value)
+
+
+def test_a_store_made_in_fp32_is_refused_for_search_in_bf16_until_rebuilt(tmp_path, minilm):
+    from conftest import write_notes
+
+    from indexer import config
+    from indexer.errors import IndexMismatchError
+    from indexer.memory import Memory
+    cfg = config.load(home=tmp_path, project=None, cwd=tmp_path, env={}, embedder="sentence-transformers", device="cpu")
+    write_notes(cfg.home, {"pets.md": "# Pets\n\nMy cat Mochi sleeps on the windowsill every afternoon.\n"})
+    with Memory(cfg=cfg, embedder=minilm) as mem:
+        mem.index()
+    with Memory(cfg=cfg.with_(embedder_precision="bf16")) as mem:
+        with pytest.raises(IndexMismatchError) as err:
+            mem.search("cat", mode="vector")
+        assert "st:all-MiniLM-L6-v2;bf16" in str(err.value) and "mdmem rebuild" in str(err.value)
