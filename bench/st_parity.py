@@ -48,8 +48,10 @@ def main() -> None:
     ap.add_argument("--work", type=Path, required=True, help="bench/eval.py's --work of the openai stores")
     ap.add_argument("--sets", default="zh-memory-dev,locomo-facts-dev,locomo-dev")
     ap.add_argument("--n", type=int, default=40, help="chunks and questions sampled per set")
+    ap.add_argument("--precision", default="fp32", help="the in-process embedder's (the server's --precision)")
     args = ap.parse_args()
-    local = load_embedder(Config(embedder="sentence-transformers", st_model=args.model, device="cpu"), fallback=False)
+    local = load_embedder(Config(embedder="sentence-transformers", st_model=args.model, device="cpu",
+                                 embedder_precision=args.precision), fallback=False)
     remote = load_embedder(Config(embedder="openai", embedder_model=args.name, embedder_base_url=args.base_url,
                                   embedder_timeout_s=900.0), fallback=False)
     for name in args.sets.split(","):

@@ -5,7 +5,7 @@ OpenAI-compatible server sends text as given), so this server encodes the text a
 of its own: serve EmbeddingGemma under a name starting with "embeddinggemma" and mdmem's vectors through it
 are the ones the in-process sentence-transformers embedder makes with the model's prompts.
 
-    python bench/st_server.py --model DIR [--port 8765] [--name embeddinggemma-300m] [--device cpu]
+    python bench/st_server.py --model DIR [--port 8765] [--name embeddinggemma-300m] [--device cpu] [--precision bf16]
     MDMEM_EMBEDDER=openai MDMEM_EMBEDDER_BASE_URL=http://127.0.0.1:8765/v1 \
         MDMEM_EMBEDDER_MODEL=embeddinggemma-300m mdmem index
 """
@@ -92,10 +92,14 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--batch", type=int, default=64)  # the in-process embedder's batch
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="bf16: the weights and activations in bfloat16, as [embedder] precision = \"bf16\"")
     args = ap.parse_args()
+    import torch
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(args.model), device=args.device)
+    kwargs = {"dtype": torch.bfloat16} if args.precision == "bf16" else {}
+    model = SentenceTransformer(str(args.model), device=args.device, model_kwargs=kwargs)
     name = args.name or args.model.name
     httpd = make_server(model, name, args.port, args.batch)
     print(f"serving {name} ({model.get_sentence_embedding_dimension()}-d) on "

@@ -4,7 +4,7 @@ Loads the model the way `mdmem index` does (config -> providers.load_embedder, t
 a fixed list of texts (the first N memory lines of locomo-facts-dev, in file order) in the configured batches
 and reports the throughput on every core torch uses, the median query time and the process's peak RSS.
 
-    python bench/st_throughput.py --model DIR [--texts 256] [--device cpu]
+    python bench/st_throughput.py --model DIR [--texts 256] [--device cpu] [--precision bf16]
 """
 
 from __future__ import annotations
@@ -43,9 +43,11 @@ def main() -> None:
     ap.add_argument("--model", required=True, type=Path, help="sentence-transformers folder")
     ap.add_argument("--texts", type=int, default=256)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--precision", default="fp32", help="[embedder] precision: fp32 or bf16")
     args = ap.parse_args()
     texts = fixed_texts(args.texts)
-    cfg = config.load(home=Path(tempfile.mkdtemp()), env={}, embedder="sentence-transformers", st_model=str(args.model), device=args.device)
+    cfg = config.load(home=Path(tempfile.mkdtemp()), env={}, embedder="sentence-transformers", st_model=str(args.model), device=args.device,
+                      embedder_precision=args.precision)
     t0 = time.perf_counter()
     emb = load_embedder(cfg, fallback=False)
     emb.embed_documents(texts[:8])  # first call: lazy init outside the timing
@@ -61,7 +63,8 @@ def main() -> None:
             emb.embed_query(q)
             took.append(1000 * (time.perf_counter() - t))
     import torch
-    out = {"model_id": emb.model_id, "dim": emb.dim, "device": args.device, "torch_threads": torch.get_num_threads(),
+    out = {"model_id": emb.model_id, "dim": emb.dim, "device": args.device, "precision": args.precision,
+           "torch_threads": torch.get_num_threads(),
            "texts": len(texts), "mean_chars": round(sum(map(len, texts)) / len(texts), 1),
            "batch": cfg.embed_batch, "load_s": round(load_s, 1), "build_s": round(build_s, 1),
            "texts_per_s": round(len(texts) / build_s, 2), "query_ms_median": round(statistics.median(took), 1),

