@@ -78,3 +78,13 @@ def test_an_agents_question_about_the_user_keeps_its_answer(make_memory):
     assert sorted(_texts(mem.recall("Which devices does the user own?"))) == sorted(
         ["我用一台 iPad Air 画画和记笔记。", FACTS[17]])
     assert "美式咖啡" in _texts(mem.recall("用户喝咖啡加糖吗？"))[0]
+
+
+def test_a_question_about_the_spaces_person_by_pronoun_keeps_its_answer(make_memory):
+    # a mem0 user's or a character's space: its memories say "I", an agent asks about "she" (before: emptied)
+    mem = make_memory({"spaces/alice/user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n"
+                       "- 2025-01-03: I am vegetarian and love spicy food\n- 2025-01-04: I live in Osaka\n"
+                       "- 2025-01-05: I play the cello in a community orchestra\n"})
+    assert _texts(mem.recall("What does she eat?", space="alice")) == ["I am vegetarian and love spicy food"]
+    assert "I live in Osaka" in _texts(mem.recall("她住在哪里？", space="alice"))
+    assert _texts(mem.recall("Who won the 1998 football world cup?", space="alice")) == []
