@@ -88,3 +88,14 @@ def test_a_question_about_the_spaces_person_by_pronoun_keeps_its_answer(make_mem
     assert _texts(mem.recall("What does she eat?", space="alice")) == ["I am vegetarian and love spicy food"]
     assert "I live in Osaka" in _texts(mem.recall("她住在哪里？", space="alice"))
     assert _texts(mem.recall("Who won the 1998 football world cup?", space="alice")) == []
+
+
+def test_a_question_to_the_character_whose_space_it_is_keeps_its_answer(make_memory):
+    # SillyTavern asks in the character's space; its user speaks to the character as "you" (before: emptied)
+    mem = make_memory({"spaces/Seraphina/journal/chat.md": "---\ntype: episodic\n---\n\n"
+                       "- 2026-01-03: Seraphina: My favourite food is honey cake from the forest bakery\n"
+                       "- 2026-01-04: Seraphina: I live in a glade deep in the Eldwood\n"
+                       "- 2026-01-06: Seraphina: I guard the forest with my healing magic\n"})
+    assert "Seraphina: I guard the forest with my healing magic" in _texts(
+        mem.recall("What do you do in the forest?", space="Seraphina"))
+    assert _texts(mem.recall("What is the capital of France?", space="Seraphina")) == []

@@ -142,12 +142,13 @@ def judges(hits, query: str) -> bool:
 def _names(query: str, names) -> bool:
     """Whether the question names one of the spaces asked in ("what does alice eat" in alice's space: her memories
     say "I", not "alice", so none stands high above the background and the answer test emptied the block), or,
-    asked in one, speaks of a person as she or he (an agent's "What does she eat?" was emptied the same way)."""
+    asked in one, speaks of a person as she, he or you (an agent's "What does she eat?", a SillyTavern user's
+    "What do you do in the forest?" to the character whose space it is: emptied the same way)."""
     return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n), query, re.I)
                for n in names if n) or (any(names) and bool(_PERSON.search(query)))  # 小明喜欢吃什么: no boundary
 
 
-_PERSON = re.compile(r"\b(she|her|hers|herself|he|him|his|himself)\b|她|他", re.I)
+_PERSON = re.compile(r"\b(she|her|hers|herself|he|him|his|himself|you|your|yours|yourself)\b|她|他|你|您", re.I)
 
 
 def _asker(query: str) -> bool:
