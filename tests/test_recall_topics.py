@@ -99,3 +99,15 @@ def test_a_question_to_the_character_whose_space_it_is_keeps_its_answer(make_mem
     assert "Seraphina: I guard the forest with my healing magic" in _texts(
         mem.recall("What do you do in the forest?", space="Seraphina"))
     assert _texts(mem.recall("What is the capital of France?", space="Seraphina")) == []
+
+
+def test_a_question_about_the_asker_in_a_third_language_keeps_its_answer(make_memory):
+    # the background questions are English and Chinese: a Russian, Japanese or German question (before: emptied)
+    mem = make_memory({"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n"
+                       "- 2026-01-03: I drink green tea every morning\n- 2026-01-04: I play badminton on Thursdays\n"
+                       "- 2026-01-05: Our wifi password is kept in the kitchen drawer\n"
+                       "- 2026-01-06: 我每周四打羽毛球\n"})
+    assert "I drink green tea every morning" in _texts(mem.recall("Какой чай я пью утром?"))
+    assert any("badminton" in t or "羽毛球" in t for t in _texts(mem.recall("私はどんなスポーツをしますか？")))
+    assert any("badminton" in t or "羽毛球" in t for t in _texts(mem.recall("Welchen Sport mache ich?")))
+    assert _texts(mem.recall("Who won the 1998 football world cup?")) == []

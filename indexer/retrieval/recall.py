@@ -77,7 +77,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits = hubness.attach(hits, used, vectors(hits), home=cfg.home)
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
     elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not _names(
-        used, names) and not hubness.answers(hits)
+        used, names) and not relevance.beyond_background(used) and not hubness.answers(hits)
     judged = judged and judge(hits, used)
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
