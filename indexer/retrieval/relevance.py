@@ -102,7 +102,7 @@ def about_asker(text: str) -> bool:
 # Hangul) or the first person of another Latin-script language stood under its bar beside its answer ("Какой чай
 # я пью утром?", "Welchen Sport mache ich?", 私はどんなスポーツをしますか？ were emptied)
 _OTHER_SCRIPT = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_OTHER_ASKER = re.compile(r"\b(ich|mich|mir|mein(e[mnrs]?)?|je|j'|moi|mon|mes|yo|eu|meu|minha|io|mio|mia)\b", re.I)
+_OTHER_ASKER = re.compile(r"\b(ich|mich|mir|mein(e[mnrs]?)?|je|j'|moi|yo|meu|minha)\b", re.I)  # not mia, eu: names, EU
 
 
 def beyond_background(text: str) -> bool:
