@@ -90,6 +90,7 @@ def test_a_question_about_the_spaces_person_by_pronoun_keeps_its_answer(make_mem
     mem = make_memory({"spaces/alice/user/facts.md": _dated("fact", "I am vegetarian and love spicy food",
                                                            "I live in Osaka", "I play the cello in a community orchestra")})
     assert _texts(mem.recall("What does she eat?", space="alice")) == ["I am vegetarian and love spicy food"]
+    assert _texts(mem.recall("Where does Alice live?", space="alice")) == ["I live in Osaka"]  # no memory relevant
     assert "I live in Osaka" in _texts(mem.recall("她住在哪里？", space="alice"))
     assert _texts(mem.recall("Who won the 1998 football world cup?", space="alice")) == []
 
@@ -101,6 +102,8 @@ def test_a_question_to_the_character_whose_space_it_is_keeps_its_answer(make_mem
         "Seraphina: I live in a glade deep in the Eldwood", "Seraphina: I guard the forest with my healing magic")})
     assert "Seraphina: I guard the forest with my healing magic" in _texts(
         mem.recall("What do you do in the forest?", space="Seraphina"))
+    assert _texts(mem.recall("Where do you live?", space="Seraphina")) == [
+        "Seraphina: I live in a glade deep in the Eldwood"]
     assert _texts(mem.recall("What is the capital of France?", space="Seraphina")) == []
 
 

@@ -76,9 +76,13 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     if judged and vectors is not None:
         hits = hubness.attach(hits, used, vectors(hits), home=cfg.home)
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
-    elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not _names(
-        used, names) and not relevance.beyond_background(used) and not hubness.answers(hits)
-    judged = judged and judge(hits, used)
+    named = _names(used, names) and not _asker(used)
+    elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not named and not (
+        relevance.beyond_background(used)) and not hubness.answers(hits)
+    # a question about the space's person is cut as one about its asker: to its relevant memories, or, when none
+    # reads as relevant, by the gap ("Where does Alice live?" in alice's space had none and was emptied)
+    judged = judged and (any(h.relevance is not None and h.relevance >= 0.5 for h in hits) if named else judge(
+        hits, used))
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
     if weak and not judged:
