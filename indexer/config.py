@@ -303,10 +303,15 @@ def _model_checks(cfg: Config) -> list[tuple[bool, str]]:
         (cfg.llm in LLMS, f"unknown llm {cfg.llm!r}; choose openai or ollama, or leave it empty for none"),
         (not cfg.llm or bool(cfg.llm_model), f"llm {cfg.llm} needs llm_model (model in [llm]), e.g. qwen2.5:3b"),
         (all(p in CAPTURES for p in (cfg.capture_policy, *dict(cfg.capture_spaces).values())),
-         f"unknown capture policy in [capture]; choose one of {', '.join(CAPTURES)}"),
+         f"unknown capture policy {_unknown_policy(cfg)!r} in [capture] (or MDMEM_CAPTURE_POLICY, "
+         f"MDMEM_CAPTURE_SPACES); choose one of {', '.join(CAPTURES)}"),
         (bool(cfg.llm) or "llm" not in (cfg.capture_policy, *dict(cfg.capture_spaces).values()),
          "capture policy llm needs an LLM: set provider and model in [llm], or choose triggers"),
     ]
+
+
+def _unknown_policy(cfg: Config) -> str | None:
+    return next((p for p in (cfg.capture_policy, *dict(cfg.capture_spaces).values()) if p not in CAPTURES), None)
 
 
 def _validate(cfg: Config) -> None:

@@ -23,7 +23,8 @@ _passage_lock = threading.Lock()
 # 780 tokens 1.1 s; the engine reads any length, as one 510-token window after another (docs/BENCHMARKS.md)
 QUERY_TOKENS = 256
 DIM = 384
-CACHE_DIR = "cache"  # in the mdmem home: background()'s vectors, the same for every process of one model
+# in the mdmem home, a dot folder: never indexed or watched, and hidden in a notes folder used as the home
+CACHE_DIR = ".cache"  # background()'s vectors, the same for every process of one model
 
 
 def model_id() -> str:
@@ -83,7 +84,7 @@ def _one_thread(m) -> None:
 
 def background(texts: tuple[str, ...], role: str = "passage", home: Path | None = None) -> np.ndarray | None:
     """The vectors of a fixed tuple of texts (relevance's reference sentences, read as passages; recall's background
-    questions, read as questions: role="query"), made once per process; with home, kept in <home>/cache/ for the
+    questions, read as questions: role="query"), made once per process; with home, kept in <home>/.cache/ for the
     next process (a one-shot recall took 1.4-1.7 s reading them, 3.8-5.4 s making them: docs/BENCHMARKS.md)."""
     if load(role) is None:
         return None

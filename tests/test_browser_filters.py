@@ -68,3 +68,13 @@ def test_the_pages_bad_arguments_are_argument_errors_named_as_sent(make_memory, 
             call(mem, body)
     with pytest.raises(ArgumentError, match="text must be a string"):
         review_api.edit(mem, "0123456789abcdef", {"text": 5})
+
+
+def test_a_type_filter_widened_past_sqlite_vecs_largest_k_returns_what_the_store_has(make_memory):
+    facts = "---\ntype: fact\n---\n\n" + "".join(f"- 2025-01-{i + 1:02d}: green tea number {i}\n" for i in range(6))
+    liked = "---\ntype: preference\n---\n\n- 2025-02-01: I prefer my tea without sugar\n"
+    mem = make_memory(global_notes={"user/tea.md": facts, "user/liked.md": liked})
+    # 500 asked of one type: 2,500 read, a vector pool of 5,000 (sqlite-vec answers at most 4,096 neighbours)
+    got = ui_api.search(mem, {"query": "tea", "type": "preference", "limit": 500})["results"]
+    assert [h["type"] for h in got] == ["preference"]
+    assert len(mem.search("tea", limit=2100, bump=False)) == 7

@@ -120,3 +120,9 @@ def test_lines_appended_while_the_later_pass_rewrites_the_pending_list_are_all_k
     passes.join()
     assert rewrites and sorted(i for p in policy.pending(tmp_path) for i in p["ids"]) == sorted(
         f"{n:08x}{i:08x}" for n in range(4) for i in range(40))
+
+
+def test_an_unknown_policy_is_named_with_where_it_may_be_set(tmp_path):
+    for env in ({"MDMEM_CAPTURE_SPACES": "alice=nonsense"}, {"MDMEM_CAPTURE_POLICY": "nonsense"}):
+        with pytest.raises(ConfigError, match="unknown capture policy 'nonsense' .*MDMEM_CAPTURE_SPACES"):
+            config.load(home=tmp_path, env=env)

@@ -213,3 +213,19 @@ def test_a_hit_still_waiting_for_its_e5_vector_keeps_its_first_stage_place(make_
     assert waiting.id == first[0].id  # on top of the pool's min-max scale, as in the first stage
     assert "e5_cosine" not in waiting.explain and all("e5_cosine" in h.explain for h in after if h is not waiting)
 
+
+
+def test_status_says_how_many_texts_wait_for_the_ranking_model_after_a_big_build(tmp_path):
+    from cli_process import mdmem
+    from conftest import write_notes
+    from indexer.sync.ranking_vectors import FILL_ALL_UNDER
+    home = tmp_path / "home"
+    many = FILL_ALL_UNDER + 20
+    write_notes(home, {"user/log.md": "".join(f"- 2026-01-{i % 28 + 1:02d}: walked {i} km by the river\n"
+                                               for i in range(many))})
+    assert mdmem("--home", str(home), "index").returncode == 0
+    said = mdmem("--home", str(home), "status")
+    # before: "up to date" alone, while every search ranked without the ranking model
+    assert said.returncode == 0 and f"ranking model 0 of {many} texts" in said.stdout, said.stdout
+    quiet = mdmem("--home", str(home), "status", env={"MDMEM_RERANK": "false"})
+    assert "ranking model" not in quiet.stdout, quiet.stdout

@@ -1,4 +1,4 @@
-"""The ranking model's background vectors are kept in the home's cache/: a later process reads them, never stale ones."""
+"""The ranking model's background vectors are kept in the home's .cache/: a later process reads them, never stale ones."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def fresh(monkeypatch):
 
 
 def _files(home):
-    return sorted((home / "cache").glob("*.npy")) if (home / "cache").is_dir() else []
+    return sorted((home / ranking_model.CACHE_DIR).glob("*.npy")) if (home / ranking_model.CACHE_DIR).is_dir() else []
 
 
 def test_a_second_process_reads_the_kept_vectors(tmp_path, fresh):
@@ -47,11 +47,22 @@ def test_a_second_process_reads_the_kept_vectors(tmp_path, fresh):
     first = ranking_model.background(TEXTS, home=home)
     assert calls == [TEXTS]
     [kept] = _files(home)
-    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and stat.S_IMODE((home / "cache").stat().st_mode) == 0o700
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600 and stat.S_IMODE((home / ranking_model.CACHE_DIR).stat().st_mode) == 0o700
     restart()
     again = ranking_model.background(TEXTS, home=home)
     assert calls == [] and np.array_equal(first, again)  # read, not embedded again
-    assert [p.name for p in (home / "cache").iterdir()] == [kept.name]  # no temp file left behind
+    assert [p.name for p in (home / ranking_model.CACHE_DIR).iterdir()] == [kept.name]  # no temp file left behind
+
+
+def test_a_notes_folder_used_as_the_home_shows_no_new_folder(tmp_path, fresh):
+    home = tmp_path / "vault"
+    (home / "daily").mkdir(parents=True)
+    (home / "daily" / "2026-11-27.md").write_text("- I drink green tea\n", encoding="utf-8")
+    ranking_model.background(TEXTS, home=home)
+    ranking_model.background(TEXTS, role="query", home=home)
+    assert len(_files(home)) == 2
+    # what a vault's file tree shows (and the watcher reports): the notes' folders as they were
+    assert sorted(p.name for p in home.iterdir() if not p.name.startswith(".")) == ["daily"]
 
 
 def test_a_damaged_file_is_computed_again_and_replaced(tmp_path, fresh):
@@ -70,8 +81,8 @@ def test_a_damaged_file_is_computed_again_and_replaced(tmp_path, fresh):
         assert calls == [TEXTS] and np.allclose(got, good, atol=1e-6)
         assert kept.read_bytes() == whole  # replaced by what the model made
     kept.unlink()
-    (home / "cache").rmdir()
-    (home / "cache").write_text("")  # a cache folder that cannot be made: computed, never an error
+    (home / ranking_model.CACHE_DIR).rmdir()
+    (home / ranking_model.CACHE_DIR).write_text("")  # a cache folder that cannot be made: computed, never an error
     restart()
     assert np.allclose(ranking_model.background(TEXTS, role="query", home=home), good, atol=1e-6) and calls == [TEXTS]
 
@@ -105,7 +116,7 @@ def test_recall_is_the_same_with_and_without_the_kept_vectors(make_memory, fresh
     assert any(m["memories"] for m in made) and any(not m["memories"] for m in made)
     # the daemon's ranking: what the cache holds, bit for bit what the model makes
     for texts, role in ((relevance.BACKGROUND, "passage"), (hubness.QUESTIONS_ZH, "query")):
-        kept = ranking_model._read_cached(ranking_model._cache_file(home / "cache", texts, role), len(texts))
+        kept = ranking_model._read_cached(ranking_model._cache_file(home / ranking_model.CACHE_DIR, texts, role), len(texts))
         assert kept is not None and np.allclose(kept, ranking_model.passages(list(texts)) if role == "passage"
                                                 else ranking_model._questions(list(texts)), atol=1e-6)
 

@@ -78,3 +78,40 @@ def test_an_agents_question_about_the_user_keeps_its_answer(make_memory):
     assert sorted(_texts(mem.recall("Which devices does the user own?"))) == sorted(
         ["我用一台 iPad Air 画画和记笔记。", FACTS[17]])
     assert "美式咖啡" in _texts(mem.recall("用户喝咖啡加糖吗？"))[0]
+
+
+def _dated(kind: str, *texts: str) -> str:
+    """A note of memories of one type, a day apart."""
+    return f"---\ntype: {kind}\n---\n\n" + "".join(f"- 2026-01-{i + 1:02d}: {t}\n" for i, t in enumerate(texts))
+
+
+def test_a_question_about_the_spaces_person_by_pronoun_keeps_its_answer(make_memory):
+    # a mem0 user's or a character's space: its memories say "I", an agent asks about "she" (before: emptied)
+    mem = make_memory({"spaces/alice/user/facts.md": _dated("fact", "I am vegetarian and love spicy food",
+                                                           "I live in Osaka", "I play the cello in a community orchestra")})
+    assert _texts(mem.recall("What does she eat?", space="alice")) == ["I am vegetarian and love spicy food"]
+    assert _texts(mem.recall("Where does Alice live?", space="alice")) == ["I live in Osaka"]  # no memory relevant
+    assert "I live in Osaka" in _texts(mem.recall("她住在哪里？", space="alice"))
+    assert _texts(mem.recall("Who won the 1998 football world cup?", space="alice")) == []
+
+
+def test_a_question_to_the_character_whose_space_it_is_keeps_its_answer(make_memory):
+    # SillyTavern asks in the character's space; its user speaks to the character as "you" (before: emptied)
+    mem = make_memory({"spaces/Seraphina/journal/chat.md": _dated(
+        "episodic", "Seraphina: My favourite food is honey cake from the forest bakery",
+        "Seraphina: I live in a glade deep in the Eldwood", "Seraphina: I guard the forest with my healing magic")})
+    assert "Seraphina: I guard the forest with my healing magic" in _texts(
+        mem.recall("What do you do in the forest?", space="Seraphina"))
+    assert _texts(mem.recall("Where do you live?", space="Seraphina")) == [
+        "Seraphina: I live in a glade deep in the Eldwood"]
+    assert _texts(mem.recall("What is the capital of France?", space="Seraphina")) == []
+
+
+def test_a_question_about_the_asker_in_a_third_language_keeps_its_answer(make_memory):
+    # the background questions are English and Chinese: a Russian, Japanese or German question (before: emptied)
+    mem = make_memory({"user/facts.md": _dated("fact", "I drink green tea every morning", "I play badminton on Thursdays",
+                                               "Our wifi password is kept in the kitchen drawer", "我每周四打羽毛球")})
+    assert "I drink green tea every morning" in _texts(mem.recall("Какой чай я пью утром?"))
+    assert any("badminton" in t or "羽毛球" in t for t in _texts(mem.recall("私はどんなスポーツをしますか？")))
+    assert any("badminton" in t or "羽毛球" in t for t in _texts(mem.recall("Welchen Sport mache ich?")))
+    assert _texts(mem.recall("Who won the 1998 football world cup?")) == []

@@ -43,7 +43,9 @@ def serve(c: CliContext, debounce_ms, log_level, http, origins):
 @pass_ctx
 def status(c: CliContext, scope, as_json):
     """Per store: files, chunks, pending events, last sync, and whether results may be stale."""
-    output.per_store(backend(c).status(scope), as_json, _status_line)
+    from indexer.sync.ranking_vectors import wanted
+    ranks = wanted(c.config())  # without the e5 stage configured no store waits for its vectors
+    output.per_store(backend(c).status(scope), as_json, lambda name, s: _status_line(name, s, ranks))
     if not as_json:
         _say_background(c.config().home)
 
@@ -60,7 +62,7 @@ def _say_background(home) -> None:
         click.echo(f"started by `mdmem start`: pid {started} ({pid_file}), log {log_file}; `mdmem stop` stops it")
 
 
-def _status_line(name: str, s: dict) -> str:
+def _status_line(name: str, s: dict, ranks: bool = False) -> str:
     if s.get("missing"):
         return (f"{name}: root {s['root']} is missing ({s['missing']}); searches find nothing in it "
                 f"until the folder is back — daemon pid {s['pid']}")
@@ -68,6 +70,9 @@ def _status_line(name: str, s: dict) -> str:
     who = f"daemon pid {s['pid']}" + (" (polling)" if s.get("polling") else "") if s.get("daemon") else "no daemon"
     pending = f"{s['pending']} pending" if s.get("daemon") else f"{s['pending']} files differ from the index"
     skipped = f", {s['skipped']} skipped (see `mdmem verify`)" if s.get("skipped") else ""
+    done, texts = (s.get("e5") or [0, 0])[:2]  # a big `index` leaves them to later: its searches rank without them
+    if ranks and done < texts:
+        pending += f", ranking model {done} of {texts} texts (the daemon fills the rest, each `mdmem index` some)"
     return (f"{name}: {s['files']} files, {s['chunks']} chunks{skipped}, {pending}, last sync {when}, "
             f"{'may be STALE' if s['stale'] else 'up to date'} — {who}")
 

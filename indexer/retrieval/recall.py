@@ -76,9 +76,13 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     if judged and vectors is not None:
         hits = hubness.attach(hits, used, vectors(hits), home=cfg.home)
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
-    elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not _names(
-        used, names) and not hubness.answers(hits)
-    judged = judged and judge(hits, used)
+    named = _names(used, names) and not _asker(used)
+    elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not named and not (
+        relevance.beyond_background(used)) and not hubness.answers(hits)
+    # a question about the space's person is cut as one about its asker: to its relevant memories, or, when none
+    # reads as relevant, by the gap ("Where does Alice live?" in alice's space had none and was emptied)
+    judged = judged and (any(h.relevance is not None and h.relevance >= 0.5 for h in hits) if named else judge(
+        hits, used))
     if not judged:
         hits = hits[:limit]  # the cut as it was measured: over the first `limit` hits
     if weak and not judged:
@@ -141,9 +145,14 @@ def judges(hits, query: str) -> bool:
 
 def _names(query: str, names) -> bool:
     """Whether the question names one of the spaces asked in ("what does alice eat" in alice's space: her memories
-    say "I", not "alice", so none stands high above the background and the answer test emptied the block)."""
+    say "I", not "alice", so none stands high above the background and the answer test emptied the block), or,
+    asked in one, speaks of a person as she, he or you (an agent's "What does she eat?", a SillyTavern user's
+    "What do you do in the forest?" to the character whose space it is: emptied the same way)."""
     return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n), query, re.I)
-               for n in names if n)  # a Chinese name has no word boundary: 小明喜欢吃什么
+               for n in names if n) or (any(names) and bool(_PERSON.search(query)))  # 小明喜欢吃什么: no boundary
+
+
+_PERSON = re.compile(r"\b(she|her|hers|herself|he|him|his|himself|you|your|yours|yourself)\b|她|他|你|您", re.I)
 
 
 def _asker(query: str) -> bool:

@@ -98,6 +98,18 @@ def about_asker(text: str) -> bool:
     return bool(_ASKER.search(text))
 
 
+# recall's answer test was measured on English and Chinese questions: a letter of another script (Cyrillic, kana,
+# Hangul) or the first person of another Latin-script language stood under its bar beside its answer ("Какой чай
+# я пью утром?", "Welchen Sport mache ich?", 私はどんなスポーツをしますか？ were emptied)
+_OTHER_SCRIPT = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_OTHER_ASKER = re.compile(r"\b(ich|mich|mir|mein(e[mnrs]?)?|je|j'|moi|yo|meu|minha)\b", re.I)  # not mia, eu: names, EU
+
+
+def beyond_background(text: str) -> bool:
+    """Whether a question lies outside the languages recall's answer test was measured on, or says I in one."""
+    return bool(_OTHER_SCRIPT.search(text)) or bool(_OTHER_ASKER.search(text))
+
+
 def asks_family(text: str) -> bool:
     return bool(_FAMILY.search(text))
 

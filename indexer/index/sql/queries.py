@@ -116,7 +116,8 @@ def vector_search(con, query_vec, k: int, parent_dirs=None, under=None, space=No
     sql = ("WITH knn AS (SELECT id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) " +
            SELECT_CHUNKS + ", 1.0 - knn.distance AS similarity FROM knn JOIN chunks c ON c.id = knn.id"
            " ORDER BY knn.distance")
-    return db.rows(con, sql, [blob, k])
+    # a bigger k is an error of sqlite-vec's: a search for 2,049 hits or more (a pool of twice the limit) failed
+    return db.rows(con, sql, [blob, min(int(k), KNN_MAX)])
 
 
 def search_filters(under, space, since, until) -> tuple[str, list]:
