@@ -126,3 +126,14 @@ def test_an_unknown_policy_is_named_with_where_it_may_be_set(tmp_path):
     for env in ({"MDMEM_CAPTURE_SPACES": "alice=nonsense"}, {"MDMEM_CAPTURE_POLICY": "nonsense"}):
         with pytest.raises(ConfigError, match="unknown capture policy 'nonsense' .*MDMEM_CAPTURE_SPACES"):
             config.load(home=tmp_path, env=env)
+
+
+def test_a_line_a_crash_tore_neither_stops_the_pending_list_nor_swallows_the_next_entry(tmp_path):
+    policy.mark_pending(tmp_path, "alice", ["0000000100000001"], "the LLM timed out")
+    with open(tmp_path / policy.PENDING_FILE, "a", encoding="utf-8") as f:
+        f.write('{"space": "bob", "ids": ["00000002')  # the process died mid-append
+    policy.mark_pending(tmp_path, "carol", ["0000000300000003"], "the LLM timed out")
+    read = policy.pending(tmp_path)
+    assert [e["ids"] for e in read] == [["0000000100000001"], [], ["0000000300000003"]]
+    policy.rewrite_pending(tmp_path, len(read), [read[0], read[2]])  # as a pass that kept both turns
+    assert [e["space"] for e in policy.pending(tmp_path)] == ["alice", "carol"]

@@ -67,8 +67,10 @@ def mark_pending(home: Path, space: str | None, ids: list[str], reason: str) -> 
     """Note raw-stored turns the LLM could not read, for a later extraction pass (one JSON line each)."""
     line = json.dumps({"space": space, "ids": [i for i in ids if i], "reason": reason,
                        "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}, ensure_ascii=False)
-    with _LOCK, os.fdopen(open_private(Path(home) / PENDING_FILE), "a", encoding="utf-8") as f:
-        f.write(line + "\n")
+    path = Path(home) / PENDING_FILE
+    with _LOCK, os.fdopen(open_private(path), "a", encoding="utf-8") as f:
+        # a crash mid-append left a line without its end: this one starts a line of its own, not glued to it
+        f.write(("\n" if _torn(path) else "") + line + "\n")
         f.flush()
         os.fsync(f.fileno())
 
@@ -76,7 +78,28 @@ def mark_pending(home: Path, space: str | None, ids: list[str], reason: str) -> 
 def pending(home: Path) -> list[dict]:
     """The turns waiting for an extraction pass, oldest first."""
     with _LOCK:
-        return [json.loads(line) for line in _lines(Path(home) / PENDING_FILE)]
+        return [_entry(line) for line in _lines(Path(home) / PENDING_FILE)]
+
+
+def _entry(line: str) -> dict:
+    """One pending entry; a line a crash tore is an entry with no turns (the pass drops it; the turns it named
+    stay stored raw), so one torn line never stops every later pass and the count the rewrite drops stays right."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        entry = None
+    return entry if isinstance(entry, dict) else {"space": None, "ids": [], "reason": "an unreadable line"}
+
+
+def _torn(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            if f.seek(0, os.SEEK_END) == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
 
 
 def rewrite_pending(home: Path, done: int, kept: list[dict]) -> None:
