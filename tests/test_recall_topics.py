@@ -78,3 +78,13 @@ def test_an_agents_question_about_the_user_keeps_its_answer(make_memory):
     assert sorted(_texts(mem.recall("Which devices does the user own?"))) == sorted(
         ["我用一台 iPad Air 画画和记笔记。", FACTS[17]])
     assert "美式咖啡" in _texts(mem.recall("用户喝咖啡加糖吗？"))[0]
+
+
+def test_a_gathering_question_leaves_out_what_lies_off_its_topic(make_memory):
+    mem = make_memory(NOTES)
+    # before: the weekly pottery class and the weekday train, then the car rental in Iceland (near the question,
+    # far from the routines); the lessons' block held the friend who teaches piano (a lesson, not the asker's)
+    texts = _texts(mem.recall("我每周都有哪些固定安排？"))
+    assert FACTS[10] in texts and FACTS[19] in texts and FACTS[15] not in texts, texts
+    texts = _texts(mem.recall("What are all my classes and lessons?"))
+    assert FACTS[10] in texts and FACTS[12] in texts and FACTS[3] not in texts, texts
