@@ -35,6 +35,7 @@ from indexer.retrieval import recall as recall_mod  # noqa: E402
 from indexer.retrieval import hubness, relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
+import recall_gather as gather  # noqa: E402
 
 LIMIT = 8
 ASKED_ON = "2026-11-25"
@@ -214,23 +215,25 @@ def by_personal_background(over=0.0, gate=False):
     return cut
 
 
-def by_hubness(narrow=hubness.NARROW_GAP, gather=hubness.GATHER_GAP, answers=hubness.ANSWERS, topics=False):
+def by_hubness(narrow=hubness.NARROW_GAP, gather=hubness.GATHER_GAP, answers=hubness.ANSWERS, topics=False,
+               off_topic=hubness.OFF_TOPIC):
     """A question about its asker (no relative or role named): the memories within `narrow` (`gather`) of the best
     hubness-corrected score (retrieval/hubness); a question about anything else is emptied unless its best memory
     stands `answers` above its background level (None: not), else the default before. topics: a gathering
-    question also takes the pool's memories as close to the kept ones' centroid (e5) as the farthest kept one."""
+    question also takes the pool's memories as close to the kept ones' centroid (e5) as the farthest kept one.
+    off_topic: hubness.OFF_TOPIC (-inf: no memory of a gathering block leaves it for lying off the topic)."""
     base = with_roles(by_asker())
 
     def cut(hits, q):
         if relevance.about_asker(q) and hubness.scored(hits) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in hits):
             gathering = relevance.gathers(q) or relations.asks_instructions(q)
-            old = (hubness.NARROW_GAP, hubness.GATHER_GAP)
-            hubness.NARROW_GAP, hubness.GATHER_GAP = narrow, gather
+            old = (hubness.NARROW_GAP, hubness.GATHER_GAP, hubness.OFF_TOPIC)
+            hubness.NARROW_GAP, hubness.GATHER_GAP, hubness.OFF_TOPIC = narrow, gather, off_topic
             try:
                 kept = hubness.answering(hits, gathering)
             finally:
-                hubness.NARROW_GAP, hubness.GATHER_GAP = old
+                hubness.NARROW_GAP, hubness.GATHER_GAP, hubness.OFF_TOPIC = old
             return _topic(kept, hits) if topics and gathering else kept
         kept = base(hits, q)
         if answers is None or relevance.about_asker(q) or relations.asked_of_asker(q, False) or not hubness.scored(
@@ -255,6 +258,7 @@ def _topic(kept, hits):
     return kept + more
 
 
+BEFORE = by_hubness(off_topic=-np.inf)
 DESIGNS = {
     "live (recall as configured)": None,
     "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
@@ -277,7 +281,14 @@ DESIGNS = {
     "hubness-corrected, narrow 0.015 / gather 0.025 + answer test": by_hubness(0.015, 0.025),
     "hubness-corrected + topic gathering (centroid)": by_hubness(topics=True),
     "hubness-corrected + answer test 0.045": by_hubness(answers=0.045),
-    "hubness-corrected, narrow 0.01 / gather 0.02 + answer test 0.02 (default)": by_hubness(),
+    "hubness-corrected, narrow 0.01 / gather 0.02 + answer test 0.02 (default before)": BEFORE,
+    "before + gathering: topic as a passage, CSLS, gap 0.01": gather.by_topic(BEFORE, VECTORS),
+    "before + gathering: topic CSLS + corrected score, gap 0.015": gather.by_topic(BEFORE, VECTORS, 0.015, True),
+    "before + gathering: largest drop of the corrected score after 3": gather.by_largest_drop(BEFORE, lo=3),
+    "before + gathering: largest drop of topic + corrected after 3": gather.by_largest_drop(BEFORE, VECTORS, 3, True),
+    "before + gathering: memory-to-memory CSLS neighbours (pool 25)": gather.by_neighbours(BEFORE, VECTORS),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default)": by_hubness(),
 }
 
 

@@ -115,3 +115,13 @@ def test_a_question_about_the_asker_in_a_third_language_keeps_its_answer(make_me
     assert any("badminton" in t or "羽毛球" in t for t in _texts(mem.recall("私はどんなスポーツをしますか？")))
     assert any("badminton" in t or "羽毛球" in t for t in _texts(mem.recall("Welchen Sport mache ich?")))
     assert _texts(mem.recall("Who won the 1998 football world cup?")) == []
+
+
+def test_a_gathering_question_leaves_out_what_lies_off_its_topic(make_memory):
+    mem = make_memory(NOTES)
+    # before: the weekly pottery class and the weekday train, then the car rental in Iceland (near the question,
+    # far from the routines); the lessons' block held the friend who teaches piano (a lesson, not the asker's)
+    texts = _texts(mem.recall("我每周都有哪些固定安排？"))
+    assert FACTS[10] in texts and FACTS[19] in texts and FACTS[15] not in texts, texts
+    texts = _texts(mem.recall("What are all my classes and lessons?"))
+    assert FACTS[10] in texts and FACTS[12] in texts and FACTS[3] not in texts, texts

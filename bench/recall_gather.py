@@ -1,0 +1,96 @@
+"""Designs for a gathering question about its asker (我有哪些…, "what are my…"), compared by bench/recall_designs.py.
+
+Each wraps the default cut and changes only the block of a question about its asker that gathers (relevance.gathers
+or an instruction question) and names no relative or role: the hubness-corrected branch's GATHER_GAP cut.
+`vecs` maps (store, chunk id) to the hits' e5 passage vectors, as bench/recall_designs.py collects them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from indexer import ranking_model
+from indexer.notes.textseg import mostly_han
+from indexer.retrieval import hubness, relations, relevance
+
+# the question's frame, not its topic: interrogatives, the asker, auxiliaries and quantifiers of both languages
+_EN_FRAME = re.compile(r"\b(?:what(?:'s)?|which|who|whom|how|tell|me|about|do|does|did|you|know|are|is|am|was|were|"
+                       r"my|i|i'm|mine|we|our|us|the|a|an|all|any|some|should|before|to|right|now|have|has|had|"
+                       r"on|of|at|in|with|like|there|things?)\b", re.I)
+_ZH_FRAME = re.compile(r"我们|咱们|我|咱|都|哪些|哪个|哪种|哪|什么|有|是|的|吗|呢|些|一些|怎么样|了|干|在|喜欢|请问|告诉|说说|身上|手上")
+
+
+def topic(question: str) -> str:
+    """The question less its frame ("我有哪些饮食禁忌？" -> "饮食禁忌", "What are my hobbies?" -> "hobbies")."""
+    q = question.strip().rstrip("?？.。!！")
+    t = re.sub(r"[，,、]", " ", (_ZH_FRAME if mostly_han(q) else _EN_FRAME).sub(" ", q))
+    return " ".join(t.split()) or q
+
+
+def _gathering(hits, q) -> bool:
+    return relevance.about_asker(q) and bool(hubness.scored(hits)) and not any(
+        h.signals.get("member") or h.signals.get("role") for h in hits) and (
+        relevance.gathers(q) or relations.asks_instructions(q))
+
+
+def _first_kept(hits, keep: set) -> list:
+    kept = [h for h in hits if id(h) in keep]
+    return kept if not hits or hits[0] in kept else [hits[0], *kept]  # the ranking's first, as hubness.answering
+
+
+def topic_scores(hits, q, vecs, k=hubness.K, with_hub=False) -> list:
+    """(hit, score) best first: the topic read as a passage, its e5 cosine to each memory less the memory's mean
+    cosine to its k nearest background questions' topics (read as passages: both sides in the same space);
+    with_hub: plus the question's own corrected score."""
+    have = [h for h in hubness.scored(hits) if (h.store, h.id) in vecs]
+    if not have:
+        return []
+    han = mostly_han(q)
+    bg = ranking_model.background(tuple(topic(x) for x in (hubness.QUESTIONS_ZH if han else hubness.QUESTIONS_EN)))
+    m = np.stack([vecs[(h.store, h.id)] for h in have])
+    s = m @ ranking_model.passages([topic(q)])[0] - np.sort(m @ bg.T, axis=1)[:, -k:].mean(axis=1)
+    s = s + np.array([h.signals["hub"] for h in have]) if with_hub else s
+    return sorted(zip(have, s.tolist()), key=lambda x: -x[1])
+
+
+def by_topic(base, vecs, gap=0.01, with_hub=False):
+    """The gathering question rewritten as its topic and scored passage to passage (topic_scores), cut at `gap`."""
+    def cut(hits, q):
+        ss = topic_scores(hits, q, vecs, with_hub=with_hub) if _gathering(hits, q) else []
+        if not ss:
+            return base(hits, q)
+        return _first_kept(hits, {id(h) for h, s in ss if s >= ss[0][1] - gap})
+    return cut
+
+
+def by_largest_drop(base, vecs=None, lo=2, hi=8, with_topic=False):
+    """A per-question gap: the largest drop between consecutive corrected scores after the first `lo` (to `hi`)."""
+    def cut(hits, q):
+        if not _gathering(hits, q):
+            return base(hits, q)
+        ss = topic_scores(hits, q, vecs, with_hub=True) if with_topic else [
+            (h, h.signals["hub"]) for h in hubness.scored(hits)]
+        ss = ss[:hi + 1]
+        drops = [ss[i - 1][1] - ss[i][1] for i in range(lo, len(ss))]
+        return _first_kept(hits, {id(h) for h, _ in ss[:lo + int(np.argmax(drops)) if drops else len(ss)]})
+    return cut
+
+
+def by_neighbours(base, vecs, k=5, pool=25):
+    """The default block, plus the pool's memories whose CSLS similarity (hubness.memory_csls, over the `pool` best
+    corrected memories) to one of its memories is at least the block's mean CSLS similarity among themselves."""
+    def cut(hits, q):
+        seeds = base(hits, q)
+        cand = [h for h in hubness.scored(hits)[:pool] if (h.store, h.id) in vecs]
+        index = {id(h): i for i, h in enumerate(cand)}
+        si = [index[id(h)] for h in seeds if id(h) in index]
+        if not _gathering(hits, q) or len(si) < 2:
+            return seeds
+        csls = hubness.memory_csls(np.stack([vecs[(h.store, h.id)] for h in cand]),
+                                   np.array([mostly_han(h.content) for h in cand]), k)
+        floor = float(np.mean([csls[a, b] for a in si for b in si if a != b]))
+        return seeds + [h for i, h in enumerate(cand) if i not in si and max(csls[i, b] for b in si) >= floor]
+    return cut
+
