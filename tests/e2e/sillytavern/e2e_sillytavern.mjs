@@ -160,8 +160,10 @@ try {
     }, group);
     await page.evaluate(() => localStorage.setItem('language', 'zh-cn')); // and SillyTavern set to Chinese
     await page.reload({ waitUntil: 'domcontentloaded' });
+    // start-up ends with its loader gone (then APP_READY): a chat opened before that lost the typed message
     await until('SillyTavern back with the extension', 60, () => page.evaluate(() => typeof SillyTavern !== 'undefined'
-        && SillyTavern.getContext().onlineStatus !== 'no_connection' && !!document.querySelector('#mdmem_settings')));
+        && SillyTavern.getContext().onlineStatus !== 'no_connection' && !!document.querySelector('#mdmem_settings')
+        && !document.querySelector('#loader') && !document.querySelector('#preloader')));
     const zhPanel = await page.$eval('#mdmem_settings', el => el.textContent);
     check(zhPanel.includes('长期记忆') && zhPanel.includes('测试连接'), 'the panel speaks Chinese when SillyTavern does');
     await slash(`/go ${group}`);
