@@ -8,7 +8,7 @@ from datetime import date, timedelta
 import pytest
 
 from indexer.daemon import review_api, ui_api
-from indexer.daemon.mem0_api import MAX_TOP_K
+from indexer.daemon.mem0_api import MAX_TOP_K, OVERFETCH
 from indexer.errors import ArgumentError
 
 NEWER = MAX_TOP_K + 5  # more memories than the list may read, all newer than the one asked for
@@ -46,7 +46,7 @@ def test_search_of_a_rare_type_returns_as_many_as_asked_when_they_rank_below_the
         for i in range(3))
     mem = make_memory(global_notes={"user/tea.md": facts, "user/liked.md": liked}, embedder=none_embedder)
     every = ui_api.search(mem, {"query": "tea", "limit": 40})["results"]
-    assert [h["type"] for h in every[:ui_api.TYPE_OVERFETCH * 2]] == ["fact"] * (ui_api.TYPE_OVERFETCH * 2)
+    assert [h["type"] for h in every[:OVERFETCH * 2]] == ["fact"] * (OVERFETCH * 2)
     got = ui_api.search(mem, {"query": "tea", "type": "preference", "limit": 2})["results"]
     assert [h["type"] for h in got] == ["preference", "preference"]
     assert len(ui_api.search(mem, {"query": "tea", "type": "preference", "limit": 10})["results"]) == 3

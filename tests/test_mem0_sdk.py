@@ -9,7 +9,7 @@ import os
 import pytest
 
 from http_daemon import serving
-from indexer.daemon.mem0_platform import OVERFETCH
+from indexer.daemon.mem0_api import OVERFETCH
 from indexer.index import db
 
 TEA = ["I drink green tea every morning", "Tea with honey soothes my throat", "My favourite tea shop is downtown",

@@ -136,6 +136,23 @@ def _record_at(mem, res: dict, space: str | None) -> dict | None:
     return next((r for r in found.get("records", []) if r["start_line"] <= line <= r["end_line"]), None)
 
 
+# a filter read after ranking keeps what the ranking found: ask for this many times the hits wanted, and as many
+# times more again until enough pass or the search has no more to give
+OVERFETCH = 5
+
+
+def read_down(ranking, want: int, keeps, filtered: bool) -> tuple[list, list]:
+    """(the last read, its first `want` rows that `keeps`): `ranking(n)` reads the best n, each read OVERFETCH
+    times the last (when `filtered`) until enough pass or a read comes back short (nothing more to give)."""
+    asked = want * OVERFETCH if filtered else want
+    while True:
+        rows = ranking(asked)
+        kept = [r for r in rows if keeps(r)][:want]
+        if len(kept) >= want or len(rows) < asked:
+            return rows, kept
+        asked *= OVERFETCH
+
+
 def ranked(mem, body: dict, query: str, space: str | None, limit: int) -> list:
     """Hybrid search inside one space, `threshold`, `shared` and `now` from the body; it counts no access (the
     caller counts the hits it hands out)."""

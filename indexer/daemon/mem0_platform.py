@@ -12,7 +12,6 @@ from indexer.errors import InputError
 from indexer.notes.imports_mem0 import OWNER_KEYS as IDS
 
 DEFAULT_PAGE_SIZE = 100
-OVERFETCH = 5
 _DATE_OPS = {"gte", "gt", "lte", "lt"}
 _FILTERS = f"{', '.join(IDS)}, metadata, created_at or updated_at ({'/'.join(sorted(_DATE_OPS))}), joined by AND"
 
@@ -98,18 +97,14 @@ def search(mem, body) -> dict:
 
 def _kept(mem, body: dict, query: str, space, key, sel: Selection, want: int) -> tuple[list[dict], bool]:
     """The first `want` hits of the ranking that meet the filters' conditions, and whether the ranking was degraded.
-    The conditions are read after ranking: each read asks OVERFETCH times more than the last until enough meet
-    them or the ranking has no more; none of these reads counts an access, only the hits returned do, once."""
-    asked = want * OVERFETCH if sel.metadata or sel.dates else want
-    while True:
-        hits = api.ranked(mem, body, query, space, asked)
-        shown = api.items(hits, body, space, key)
-        kept = [(hit, one) for hit, one in zip(hits, shown) if sel.keeps(one)][:want]
-        if len(kept) >= want or len(hits) < asked:  # enough, or every hit the search can give was read
-            break
-        asked *= OVERFETCH
+    The conditions are read after ranking (`api.read_down`); none of these reads counts an access, only the hits
+    returned do, once."""
+    def ranking(n: int) -> list[tuple]:
+        hits = api.ranked(mem, body, query, space, n)
+        return list(zip(hits, api.items(hits, body, space, key)))
+    read, kept = api.read_down(ranking, want, lambda pair: sel.keeps(pair[1]), bool(sel.metadata or sel.dates))
     mem.writer.record_access([hit for hit, _one in kept])
-    return [one for _hit, one in kept], any(one.get("degraded") for one in shown)
+    return [one for _hit, one in kept], any(one.get("degraded") for _hit, one in read)
 
 
 def get_all(mem, query: dict | None, body) -> dict:

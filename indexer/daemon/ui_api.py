@@ -10,9 +10,6 @@ from indexer.errors import ConflictError
 from indexer.notes.names import IMPORT_FORMATS, MEMORY_TYPES
 
 DEFAULT_LIMIT = 50
-# a type filter keeps what the ranking found of that type: ask for this many times the hits wanted, and as many
-# times more again until enough are of that type or the search has no more to give
-TYPE_OVERFETCH = 5
 STORES = ("global", "project", "all")
 
 
@@ -36,13 +33,9 @@ def search(mem, body) -> dict:
     # bump=False: a person looking (as they type) is not an agent recalling; strength stays the agents' to move
     args = dict(scope=_store(body), explain=True, bump=False, space=_text(body, "space"), since=_text(body, "since"),
                 until=_text(body, "until"))
-    asked = limit * TYPE_OVERFETCH if kind else limit
-    while True:
-        hits = mem.search(query, limit=asked, **args)
-        kept = [h for h in hits if kind is None or h.type == kind]
-        if len(kept) >= limit or len(hits) < asked:  # enough, or every hit the search can give was read
-            return {"results": [h.to_dict(explain=True) for h in kept[:limit]]}
-        asked *= TYPE_OVERFETCH
+    _read, kept = api.read_down(lambda n: mem.search(query, limit=n, **args), limit,
+                                lambda h: kind is None or h.type == kind, kind is not None)
+    return {"results": [h.to_dict(explain=True) for h in kept]}
 
 
 def supersede(mem, body) -> dict:
