@@ -259,6 +259,7 @@ def _topic(kept, hits):
 
 
 BEFORE = by_hubness(off_topic=-np.inf)
+OFF_TOPIC = by_hubness()
 DESIGNS = {
     "live (recall as configured)": None,
     "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
@@ -288,7 +289,15 @@ DESIGNS = {
     "before + gathering: largest drop of topic + corrected after 3": gather.by_largest_drop(BEFORE, VECTORS, 3, True),
     "before + gathering: memory-to-memory CSLS neighbours (pool 25)": gather.by_neighbours(BEFORE, VECTORS),
     "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02),
-    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default)": by_hubness(),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(),
+    "off topic + gathering read by e5 too, breadth >= 0.03": gather.by_reading(OFF_TOPIC, 0.03),
+    "off topic + gathering read by e5 alone, breadth >= 0.015": gather.by_reading(OFF_TOPIC, 0.015, regex=False),
+    "off topic, gathering cut at median + 1.5 MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(1.5)),
+    "off topic, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(2.0)),
+    "off topic, gathering cut at median + 2.5 MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(2.5)),
+    "off topic, gathering cut at the largest drop after 3 on topic": gather.by_reading(OFF_TOPIC, cut=gather.fit_drop),
+    "off topic + e5 reading 0.02, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, 0.02, gather.mad_cut(2)),
+    "off topic + gathering read by e5 too, breadth >= 0.02 (default)": gather.by_reading(OFF_TOPIC, 0.02),
 }
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from indexer import ranking_model
 from indexer.notes.textseg import mostly_han
-from indexer.retrieval import hubness, relations, relevance
+from indexer.retrieval import gathering, hubness, relations, relevance
 
 # the question's frame, not its topic: interrogatives, the asker, auxiliaries and quantifiers of both languages
 _EN_FRAME = re.compile(r"\b(?:what(?:'s)?|which|who|whom|how|tell|me|about|do|does|did|you|know|are|is|am|was|were|"
@@ -94,3 +94,53 @@ def by_neighbours(base, vecs, k=5, pool=25):
         return seeds + [h for i, h in enumerate(cand) if i not in si and max(csls[i, b] for b in si) >= floor]
     return cut
 
+
+
+_BREADTH: dict = {}  # question -> gathering.breadth (one e5 query per question over all designs)
+
+
+def breadth(q: str) -> float:
+    if q not in _BREADTH:
+        _BREADTH[q] = gathering.breadth(ranking_model.query(q))
+    return _BREADTH[q]
+
+
+def _asker_block(hits, q) -> bool:
+    return relevance.about_asker(q) and bool(hubness.scored(hits)) and not any(
+        h.signals.get("member") or h.signals.get("role") for h in hits)
+
+
+def gap_cut(hits):
+    return hubness.answering(hits, True)
+
+
+def mad_cut(k=2.0):
+    """A gathering block by the pool's own distribution: the memories whose corrected score stands k MADs above
+    the pool's median corrected score, less those off the topic (hubness.OFF_TOPIC)."""
+    def cut(hits):
+        s = np.array([h.signals["hub"] for h in hubness.scored(hits)])
+        med = float(np.median(s))
+        floor = med + k * float(np.median(np.abs(s - med)))
+        return _first_kept(hits, {id(h) for h in hubness.scored(hits) if h.signals["hub"] >= floor and (
+            h is hits[0] or h.signals.get("topic_fit", 0) >= hubness.OFF_TOPIC)})
+    return cut
+
+
+def fit_drop(hits, lo=3, hi=8):
+    """The largest drop of the corrected score after the first `lo`, among the memories on the topic only."""
+    ss = [h for h in hubness.scored(hits) if h.signals.get("topic_fit", -1) >= hubness.OFF_TOPIC][:hi + 1]
+    drops = [ss[i - 1].signals["hub"] - ss[i].signals["hub"] for i in range(lo, len(ss))]
+    return _first_kept(hits, {id(h) for h in ss[:lo + int(np.argmax(drops)) if drops else len(ss)]})
+
+
+def by_reading(base, over=None, cut=gap_cut, regex=True):
+    """A question about its asker read as gathering by the regex (relevance.gathers, an instruction question) or,
+    with `over`, by e5 (gathering.breadth >= over); its block cut by `cut`, any other question's by `base`."""
+    def cut_(hits, q):
+        if not _asker_block(hits, q):
+            return base(hits, q)
+        listed = regex and (relevance.gathers(q) or relations.asks_instructions(q))
+        if not listed and not (over is not None and breadth(q) >= over):
+            return base(hits, q)
+        return cut(hits)
+    return cut_
