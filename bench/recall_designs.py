@@ -292,11 +292,12 @@ DESIGNS = {
     "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(),
     "off topic + gathering read by e5 too, breadth >= 0.03": gather.by_reading(OFF_TOPIC, 0.03),
     "off topic + gathering read by e5 alone, breadth >= 0.015": gather.by_reading(OFF_TOPIC, 0.015, regex=False),
-    "off topic, gathering cut at median + 1.5 MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(1.5)),
-    "off topic, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(2.0)),
-    "off topic, gathering cut at median + 2.5 MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(2.5)),
+    **{f"off topic, gathering cut at median + {k} MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(k))
+       for k in (1.5, 2, 2.5)},
     "off topic, gathering cut at the largest drop after 3 on topic": gather.by_reading(OFF_TOPIC, cut=gather.fit_drop),
-    "off topic + e5 reading 0.02, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, 0.02, gather.mad_cut(2)),
+    "off topic + e5 reading, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, 0.02, gather.mad_cut(2)),
+    **{f"off topic + e5 reading, gathering gap {c} MAD of the pool": gather.by_reading(OFF_TOPIC, 0.02,
+                                                                                       gather.mad_gap(c)) for c in (1.5, 2)},
     "off topic + gathering read by e5 too, breadth >= 0.02 (default)": gather.by_reading(OFF_TOPIC, 0.02),
 }
 

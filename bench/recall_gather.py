@@ -126,6 +126,16 @@ def mad_cut(k=2.0):
     return cut
 
 
+def mad_gap(c=1.5):
+    """GATHER_GAP scaled to the pool: c MADs of its corrected scores under the best, less those off the topic."""
+    def cut(hits):
+        s = np.array([h.signals["hub"] for h in hubness.scored(hits)])
+        floor = s[0] - c * float(np.median(np.abs(s - np.median(s))))
+        return _first_kept(hits, {id(h) for h in hubness.scored(hits) if h.signals["hub"] >= floor and (
+            h is hits[0] or h.signals.get("topic_fit", 0) >= hubness.OFF_TOPIC)})
+    return cut
+
+
 def fit_drop(hits, lo=3, hi=8):
     """The largest drop of the corrected score after the first `lo`, among the memories on the topic only."""
     ss = [h for h in hubness.scored(hits) if h.signals.get("topic_fit", -1) >= hubness.OFF_TOPIC][:hi + 1]
