@@ -1,12 +1,12 @@
 """Recall cuts compared offline: each question's pool is collected once through `recall`, each design cuts it.
 
-    python bench/recall_designs.py [--sets focus,zh,facts] [--eval-dir ../shared/eval] [-v]
+    python bench/recall_designs.py [--sets focus,zh,facts,apart] [--eval-dir ../shared/eval] [-v]
 
 focus: recall-focus-dev (focus pass per category, precision); zh: bench/zh_memories.py's 40 questions (answer inside
 the block); facts: locomo-facts-dev, one store per conversation (share of the relevant lines inside the block, per
-conversation). The pool is what `on_topic` sees under `recall_cut = "relevance"` with every question judged, so
-every design reads the same hits; "gap" over the first 8 of that pool approximates the cosine-gap cut (its own search
-stops at 8 hits); "live" is the block `recall` gives as configured.
+conversation); apart: bench/recall_gather.apart_set. The pool is what `on_topic` sees under `recall_cut =
+"relevance"` with every question judged, so every design reads the same hits; "gap" over the first 8 of that pool
+approximates the cosine-gap cut (its own search stops at 8 hits); "live" is the block `recall` gives as configured.
 """
 
 from __future__ import annotations
@@ -379,7 +379,7 @@ def facts_set(eval_dir: Path, tmp: Path):
     return score
 
 
-SETS = {"focus": focus_set, "zh": zh_set, "facts": facts_set}
+SETS = {"focus": focus_set, "zh": zh_set, "facts": facts_set, "apart": lambda d, t: gather.apart_set(t, capture, block)}
 
 
 def main() -> None:

@@ -7,11 +7,15 @@ or an instruction question) and names no relative or role: the hubness-corrected
 
 from __future__ import annotations
 
+import collections
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 
-from indexer import ranking_model
+from indexer import config, ranking_model
+from indexer.memory import Memory
 from indexer.notes.textseg import mostly_han
 from indexer.retrieval import gathering, hubness, relations, relevance
 
@@ -154,3 +158,36 @@ def by_reading(base, over=None, cut=gap_cut, regex=True):
             return base(hits, q)
         return cut(hits)
     return cut_
+
+
+APART = Path(__file__).resolve().parent / "data" / "recall_apart.json"
+
+
+def apart_set(tmp: Path, capture, block):
+    """Focus on questions written apart from recall-focus-dev and from gathering's sets (bench/data/recall_apart.json:
+    25 memories of one person, 12 broad questions, 6 without a list word, and 12 narrow): pass and precision as
+    recall-focus-dev's score.py counts them. capture and block: bench/recall_designs.py's."""
+    data = json.loads(APART.read_text(encoding="utf-8"))
+    facts = data["memories"]
+    home = tmp / "apart"
+    (home / "user").mkdir(parents=True)
+    (home / "user" / "facts.md").write_text("---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
+        f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(facts)), encoding="utf-8")
+    with Memory(cfg=config.load(home=home, env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+        mem.index()
+        pools = capture(mem, [q["query"] for q in data["questions"]])
+
+    def score(design, verbose=False):
+        cats, prec = collections.defaultdict(list), []
+        for q, pool in zip(data["questions"], pools):
+            got = [facts.index(text) if text in facts else -1 for _, _, text in block(design, pool)]
+            ok = set(q["relevant"]) <= set(got) and len(got) <= q["max"]
+            cats[q["category"]].append(ok)
+            if got:
+                prec.append(sum(g in q["relevant"] for g in got) / len(got))
+            if verbose and not ok:
+                print(f"    {q['query']} kept {got} want {q['relevant']}")
+        every = [x for v in cats.values() for x in v]
+        return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
+                "precision": round(sum(prec) / len(prec), 3)}
+    return score
