@@ -3,6 +3,8 @@
 Each wraps the default cut and changes only the block of a question about its asker that gathers (relevance.gathers
 or an instruction question) and names no relative or role: the hubness-corrected branch's GATHER_GAP cut.
 `vecs` maps (store, chunk id) to the hits' e5 passage vectors, as bench/recall_designs.py collects them.
+
+    python bench/recall_gather.py     # how bench/data/recall_apart.json's reading questions read (retrieval/gathering)
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ from __future__ import annotations
 import collections
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from indexer import config, ranking_model
-from indexer.memory import Memory
-from indexer.notes.textseg import mostly_han
-from indexer.retrieval import gathering, hubness, relations, relevance
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from indexer import config, ranking_model  # noqa: E402
+from indexer.memory import Memory  # noqa: E402
+from indexer.notes.textseg import mostly_han  # noqa: E402
+from indexer.retrieval import gathering, hubness, relations, relevance  # noqa: E402
 
 # the question's frame, not its topic: interrogatives, the asker, auxiliaries and quantifiers of both languages
 _EN_FRAME = re.compile(r"\b(?:what(?:'s)?|which|who|whom|how|tell|me|about|do|does|did|you|know|are|is|am|was|were|"
@@ -191,3 +196,20 @@ def apart_set(tmp: Path, capture, block):
         return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
                 "precision": round(sum(prec) / len(prec), 3)}
     return score
+
+
+def main() -> None:
+    """How many of recall_apart.json's reading questions (broad, narrow) read as gathering, by e5 and by the regex."""
+    reading = json.loads(APART.read_text(encoding="utf-8"))["reading"]
+    for kind, qs in reading.items():
+        listed = [relevance.gathers(q) or relations.asks_instructions(q) for q in qs]
+        for over in (0.02, 0.03):
+            e5 = [breadth(q) >= over for q in qs]
+            alone = sum(b and not a for a, b in zip(listed, e5))
+            print(f"{kind} ({len(qs)}): regex {sum(listed)}, e5 >= {over} {sum(e5)}, either "
+                  f"{sum(a or b for a, b in zip(listed, e5))}, e5 without a list word {alone} of {len(qs) - sum(listed)}"
+                  f"; highest {max(breadth(q) for q in qs):.3f}")
+
+
+if __name__ == "__main__":
+    main()
