@@ -329,9 +329,7 @@ def focus_set(eval_dir: Path, tmp: Path):
                 prec.append(sum(x in want for x in lines) / len(lines))
             if verbose and not ok:
                 print(f"    {q['qid']} {q['query']} kept {lines} want {sorted(want)}")
-        every = [x for v in cats.values() for x in v]
-        return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
-                "precision": round(sum(prec) / len(prec), 3)}
+        return gather.summary(cats, prec)
     return score
 
 

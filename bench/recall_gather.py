@@ -192,10 +192,15 @@ def apart_set(tmp: Path, capture, block):
                 prec.append(sum(g in q["relevant"] for g in got) / len(got))
             if verbose and not ok:
                 print(f"    {q['query']} kept {got} want {q['relevant']}")
-        every = [x for v in cats.values() for x in v]
-        return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
-                "precision": round(sum(prec) / len(prec), 3)}
+        return summary(cats, prec)
     return score
+
+
+def summary(cats: dict, prec: list) -> dict:
+    """Focus pass overall and per category, and the mean precision of the non-empty blocks."""
+    every = [x for v in cats.values() for x in v]
+    return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
+            "precision": round(sum(prec) / len(prec), 3)}
 
 
 def main() -> None:
