@@ -1,12 +1,12 @@
 """Recall cuts compared offline: each question's pool is collected once through `recall`, each design cuts it.
 
-    python bench/recall_designs.py [--sets focus,zh,facts] [--eval-dir ../shared/eval] [-v]
+    python bench/recall_designs.py [--sets focus,zh,facts,apart] [--eval-dir ../shared/eval] [-v]
 
 focus: recall-focus-dev (focus pass per category, precision); zh: bench/zh_memories.py's 40 questions (answer inside
 the block); facts: locomo-facts-dev, one store per conversation (share of the relevant lines inside the block, per
-conversation). The pool is what `on_topic` sees under `recall_cut = "relevance"` with every question judged, so
-every design reads the same hits; "gap" over the first 8 of that pool approximates the cosine-gap cut (its own search
-stops at 8 hits); "live" is the block `recall` gives as configured.
+conversation); apart: bench/recall_gather.apart_set. The pool is what `on_topic` sees under `recall_cut =
+"relevance"` with every question judged, so every design reads the same hits; "gap" over the first 8 of that pool
+approximates the cosine-gap cut (its own search stops at 8 hits); "live" is the block `recall` gives as configured.
 """
 
 from __future__ import annotations
@@ -259,6 +259,7 @@ def _topic(kept, hits):
 
 
 BEFORE = by_hubness(off_topic=-np.inf)
+OFF_TOPIC = by_hubness()
 DESIGNS = {
     "live (recall as configured)": None,
     "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
@@ -288,7 +289,16 @@ DESIGNS = {
     "before + gathering: largest drop of topic + corrected after 3": gather.by_largest_drop(BEFORE, VECTORS, 3, True),
     "before + gathering: memory-to-memory CSLS neighbours (pool 25)": gather.by_neighbours(BEFORE, VECTORS),
     "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02),
-    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default)": by_hubness(),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(),
+    "off topic + gathering read by e5 too, breadth >= 0.03": gather.by_reading(OFF_TOPIC, 0.03),
+    "off topic + gathering read by e5 alone, breadth >= 0.015": gather.by_reading(OFF_TOPIC, 0.015, regex=False),
+    **{f"off topic, gathering cut at median + {k} MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(k))
+       for k in (1.5, 2, 2.5)},
+    "off topic, gathering cut at the largest drop after 3 on topic": gather.by_reading(OFF_TOPIC, cut=gather.fit_drop),
+    "off topic + e5 reading, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, 0.02, gather.mad_cut(2)),
+    **{f"off topic + e5 reading, gathering gap {c} MAD of the pool": gather.by_reading(OFF_TOPIC, 0.02,
+                                                                                       gather.mad_gap(c)) for c in (1.5, 2)},
+    "off topic + gathering read by e5 too, breadth >= 0.02 (default)": gather.by_reading(OFF_TOPIC, 0.02),
 }
 
 
@@ -319,9 +329,7 @@ def focus_set(eval_dir: Path, tmp: Path):
                 prec.append(sum(x in want for x in lines) / len(lines))
             if verbose and not ok:
                 print(f"    {q['qid']} {q['query']} kept {lines} want {sorted(want)}")
-        every = [x for v in cats.values() for x in v]
-        return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
-                "precision": round(sum(prec) / len(prec), 3)}
+        return gather.summary(cats, prec)
     return score
 
 
@@ -369,7 +377,7 @@ def facts_set(eval_dir: Path, tmp: Path):
     return score
 
 
-SETS = {"focus": focus_set, "zh": zh_set, "facts": facts_set}
+SETS = {"focus": focus_set, "zh": zh_set, "facts": facts_set, "apart": lambda d, t: gather.apart_set(t, capture, block)}
 
 
 def main() -> None:

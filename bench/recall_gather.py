@@ -3,17 +3,26 @@
 Each wraps the default cut and changes only the block of a question about its asker that gathers (relevance.gathers
 or an instruction question) and names no relative or role: the hubness-corrected branch's GATHER_GAP cut.
 `vecs` maps (store, chunk id) to the hits' e5 passage vectors, as bench/recall_designs.py collects them.
+
+    python bench/recall_gather.py     # how bench/data/recall_apart.json's reading questions read (retrieval/gathering)
 """
 
 from __future__ import annotations
 
+import collections
+import json
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from indexer import ranking_model
-from indexer.notes.textseg import mostly_han
-from indexer.retrieval import hubness, relations, relevance
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from indexer import config, ranking_model  # noqa: E402
+from indexer.memory import Memory  # noqa: E402
+from indexer.notes.textseg import mostly_han  # noqa: E402
+from indexer.retrieval import gathering, hubness, relations, relevance  # noqa: E402
 
 # the question's frame, not its topic: interrogatives, the asker, auxiliaries and quantifiers of both languages
 _EN_FRAME = re.compile(r"\b(?:what(?:'s)?|which|who|whom|how|tell|me|about|do|does|did|you|know|are|is|am|was|were|"
@@ -94,3 +103,118 @@ def by_neighbours(base, vecs, k=5, pool=25):
         return seeds + [h for i, h in enumerate(cand) if i not in si and max(csls[i, b] for b in si) >= floor]
     return cut
 
+
+
+_BREADTH: dict = {}  # question -> gathering.breadth (one e5 query per question over all designs)
+
+
+def breadth(q: str) -> float:
+    if q not in _BREADTH:
+        _BREADTH[q] = gathering.breadth(ranking_model.query(q))
+    return _BREADTH[q]
+
+
+def _asker_block(hits, q) -> bool:
+    return relevance.about_asker(q) and bool(hubness.scored(hits)) and not any(
+        h.signals.get("member") or h.signals.get("role") for h in hits)
+
+
+def gap_cut(hits):
+    return hubness.answering(hits, True)
+
+
+def mad_cut(k=2.0):
+    """A gathering block by the pool's own distribution: the memories whose corrected score stands k MADs above
+    the pool's median corrected score, less those off the topic (hubness.OFF_TOPIC)."""
+    def cut(hits):
+        s = np.array([h.signals["hub"] for h in hubness.scored(hits)])
+        med = float(np.median(s))
+        floor = med + k * float(np.median(np.abs(s - med)))
+        return _first_kept(hits, {id(h) for h in hubness.scored(hits) if h.signals["hub"] >= floor and (
+            h is hits[0] or h.signals.get("topic_fit", 0) >= hubness.OFF_TOPIC)})
+    return cut
+
+
+def mad_gap(c=1.5):
+    """GATHER_GAP scaled to the pool: c MADs of its corrected scores under the best, less those off the topic."""
+    def cut(hits):
+        s = np.array([h.signals["hub"] for h in hubness.scored(hits)])
+        floor = s[0] - c * float(np.median(np.abs(s - np.median(s))))
+        return _first_kept(hits, {id(h) for h in hubness.scored(hits) if h.signals["hub"] >= floor and (
+            h is hits[0] or h.signals.get("topic_fit", 0) >= hubness.OFF_TOPIC)})
+    return cut
+
+
+def fit_drop(hits, lo=3, hi=8):
+    """The largest drop of the corrected score after the first `lo`, among the memories on the topic only."""
+    ss = [h for h in hubness.scored(hits) if h.signals.get("topic_fit", -1) >= hubness.OFF_TOPIC][:hi + 1]
+    drops = [ss[i - 1].signals["hub"] - ss[i].signals["hub"] for i in range(lo, len(ss))]
+    return _first_kept(hits, {id(h) for h in ss[:lo + int(np.argmax(drops)) if drops else len(ss)]})
+
+
+def by_reading(base, over=None, cut=gap_cut, regex=True):
+    """A question about its asker read as gathering by the regex (relevance.gathers, an instruction question) or,
+    with `over`, by e5 (gathering.breadth >= over); its block cut by `cut`, any other question's by `base`."""
+    def cut_(hits, q):
+        if not _asker_block(hits, q):
+            return base(hits, q)
+        listed = regex and (relevance.gathers(q) or relations.asks_instructions(q))
+        if not listed and not (over is not None and breadth(q) >= over):
+            return base(hits, q)
+        return cut(hits)
+    return cut_
+
+
+APART = Path(__file__).resolve().parent / "data" / "recall_apart.json"
+
+
+def apart_set(tmp: Path, capture, block):
+    """Focus on questions written apart from recall-focus-dev and from gathering's sets (bench/data/recall_apart.json:
+    25 memories of one person, 12 broad questions, 6 without a list word, and 12 narrow): pass and precision as
+    recall-focus-dev's score.py counts them. capture and block: bench/recall_designs.py's."""
+    data = json.loads(APART.read_text(encoding="utf-8"))
+    facts = data["memories"]
+    home = tmp / "apart"
+    (home / "user").mkdir(parents=True)
+    (home / "user" / "facts.md").write_text("---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
+        f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(facts)), encoding="utf-8")
+    with Memory(cfg=config.load(home=home, env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+        mem.index()
+        pools = capture(mem, [q["query"] for q in data["questions"]])
+
+    def score(design, verbose=False):
+        cats, prec = collections.defaultdict(list), []
+        for q, pool in zip(data["questions"], pools):
+            got = [facts.index(text) if text in facts else -1 for _, _, text in block(design, pool)]
+            ok = set(q["relevant"]) <= set(got) and len(got) <= q["max"]
+            cats[q["category"]].append(ok)
+            if got:
+                prec.append(sum(g in q["relevant"] for g in got) / len(got))
+            if verbose and not ok:
+                print(f"    {q['query']} kept {got} want {q['relevant']}")
+        return summary(cats, prec)
+    return score
+
+
+def summary(cats: dict, prec: list) -> dict:
+    """Focus pass overall and per category, and the mean precision of the non-empty blocks."""
+    every = [x for v in cats.values() for x in v]
+    return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
+            "precision": round(sum(prec) / len(prec), 3)}
+
+
+def main() -> None:
+    """How many of recall_apart.json's reading questions (broad, narrow) read as gathering, by e5 and by the regex."""
+    reading = json.loads(APART.read_text(encoding="utf-8"))["reading"]
+    for kind, qs in reading.items():
+        listed = [relevance.gathers(q) or relations.asks_instructions(q) for q in qs]
+        for over in (0.02, 0.03):
+            e5 = [breadth(q) >= over for q in qs]
+            alone = sum(b and not a for a, b in zip(listed, e5))
+            print(f"{kind} ({len(qs)}): regex {sum(listed)}, e5 >= {over} {sum(e5)}, either "
+                  f"{sum(a or b for a, b in zip(listed, e5))}, e5 without a list word {alone} of {len(qs) - sum(listed)}"
+                  f"; highest {max(breadth(q) for q in qs):.3f}")
+
+
+if __name__ == "__main__":
+    main()

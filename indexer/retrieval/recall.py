@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -15,7 +16,7 @@ from indexer.notes.append import strip_item
 from indexer.notes.spaces import space_of
 from indexer.notes.textseg import count_tokens, cut_by_tokens, mostly_han
 from indexer.providers import llm
-from indexer.retrieval import hubness, relations, relevance
+from indexer.retrieval import gathering, hubness, relations, relevance
 from indexer.retrieval.ranking_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -38,7 +39,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     vectors(hits): {(store, id): e5 vector} of those hits, for the hubness-corrected cut (retrieval/hubness).
     names: the spaces asked in (a user's or a character's): a question naming one is about its asker.
     """
-    judge, cut = judge or judges, cut or on_topic
+    judge, cut = judge or judges, cut or functools.partial(on_topic, home=cfg.home)
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
     max_tokens = validation.max_tokens(max_tokens)
     max_chars = validation.max_chars(max_chars, cfg.recall_max_chars if max_tokens is None else UNCOUNTED)
@@ -115,13 +116,14 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
+def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, home=None):
     """The hits that answer: with a calibrated relevance (retrieval/relevance) the block holds the memories
     judged relevant whose margin lies within ANSWER_GAP of the best, and nothing when none is relevant;
-    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies."""
+    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies. A question gathers
+    by its words or as e5 reads it (retrieval/gathering; home: where its vectors are kept)."""
     current = [h for h in hits if not h.signals.get("superseded")]
     if judged and any(h.relevance is not None for h in current):
-        gather = relevance.gathers(query) or relations.asks_instructions(query)
+        gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home)
         if relevance.about_asker(query) and hubness.scored(current) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in current):
             return hubness.answering(current, gather)
