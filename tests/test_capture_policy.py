@@ -157,7 +157,7 @@ def test_the_pending_rewrite_is_whole_private_and_its_folder_synced_after_the_sw
     assert (tmp_path / policy.PENDING_FILE).stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == [policy.PENDING_FILE]  # no temp file left beside it
     # before: the file's temp copy was synced, the folder never, so a crash after the rename could bring
-    # the old list back (or none) although the pass had already been answered
+    # back the list the pass had replaced (its turns extracted again, their tries forgotten)
     assert (str(tmp_path), ["bob"]) in synced, synced
 
 

@@ -107,7 +107,7 @@ def rewrite_pending(home: Path, done: int, kept: list[dict]) -> None:
     """The list without the first `done` entries (those a pass read), with `kept` first and every entry appended
     since the pass read it after them; swapped in whole, under the lock every append takes."""
     path = Path(home) / PENDING_FILE
-    with _LOCK:  # swapped in durably (its folder synced too): an acknowledged turn's entry survives a crash
+    with _LOCK:  # its folder synced too: after a crash the list is this one, not the replaced one (extracted twice)
         replace_whole(path, lambda cur: "".join([*(json.dumps(e, ensure_ascii=False) + "\n" for e in kept),
                                                  *(ln + "\n" for ln in _split(cur)[done:])]).encode("utf-8"))
 
