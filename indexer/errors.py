@@ -69,6 +69,10 @@ class SearchTimeoutError(BusyError):
     """A search ran past search_timeout_s and stopped; nothing was counted, retry later."""
 
 
+class CallerGoneError(MdmemError):
+    """The caller closed its connection during a search: it stopped before its next stage; nothing was counted."""
+
+
 class CorruptIndexError(StoreError):
     """The index file is damaged; `mdmem rebuild` recreates it from the notes."""
 

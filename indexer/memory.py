@@ -52,6 +52,7 @@ class Memory:
         self.kept = kept if kept is not None else KeptCopies()
         # the configured ranking models, loaded once by their holder: a serving process hands its own
         self.rankers = rankers if rankers is not None else Rankers()
+        self.gone = None  # set by a server for one request: once it returns True a search stops at its next stage
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -136,7 +137,7 @@ class Memory:
 
     def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
         """search() within the window given (recall keeps its question's window when it adds context)."""
-        q = make_query(self.cfg, query, now=now, **args)
+        q = make_query(self.cfg, query, now=now, gone=self.gone, **args)
         hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window)
         if hits and hits[0].signals.get("ranker_error"):  # said, never raised: the first stage still answered
             self._warn(f"ranked without the ranking model: {hits[0].signals['ranker_error']}")

@@ -97,6 +97,9 @@ class Hit:
     # recall and forget; a hit that came over the socket has none
     signals: dict = field(default_factory=dict, repr=False, compare=False)
     degraded: bool = False  # ranked while the embedding provider was down or notes waited for their vectors
+    # the ranking model re-scored the hits around it but this text's vector was still being filled (a big `index`
+    # leaves them to the daemon or the next index): it kept its first-stage place
+    ranking_pending: bool = False
 
     def to_dict(self, explain: bool = False) -> dict:
         d = asdict(self)
@@ -105,6 +108,8 @@ class Hit:
             d.pop("explain")
         if not self.degraded:
             d.pop("degraded")  # said once per answer (`degraded` beside `results`); a hit carries it only when set
+        if not self.ranking_pending:
+            d.pop("ranking_pending")
         d["score"] = round(self.score, 6)
         return d
 

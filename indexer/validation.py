@@ -126,11 +126,26 @@ def scope(value, allowed=SCOPES) -> str:
 
 
 def min_score(value, default: float) -> float:
-    if value is None:
-        return default
+    return default if value is None else _finite("min_score", value, "min_score=0.2")
+
+
+def threshold(value) -> float | None:
+    """mem0's `threshold`: hits scoring below it are dropped (its min_score); left out, None keeps them all."""
+    return None if value is None else _finite("threshold", value, '{"threshold": 0.2}')
+
+
+def _finite(name: str, value, example: str) -> float:
+    # JSON bodies may say NaN or Infinity (Python's parser reads them): a cut nothing passes, or all
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ArgumentError("min_score", "must be a finite number", value, "min_score=0.2")
+        raise ArgumentError(name, "must be a finite number", value, example)
     return float(value)
+
+
+def query_text(value, example: str) -> str:
+    """A question sent in a request's body: a string holding words (null, a number or blanks ask nothing)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ArgumentError("query", "must be a non-empty string", value, example)
+    return value
 
 
 def text(name: str, value, example: str) -> str:

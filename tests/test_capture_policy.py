@@ -137,3 +137,34 @@ def test_a_line_a_crash_tore_neither_stops_the_pending_list_nor_swallows_the_nex
     assert [e["ids"] for e in read] == [["0000000100000001"], [], ["0000000300000003"]]
     policy.rewrite_pending(tmp_path, len(read), [read[0], read[2]])  # as a pass that kept both turns
     assert [e["space"] for e in policy.pending(tmp_path)] == ["alice", "carol"]
+
+
+def test_the_pending_rewrite_is_whole_private_and_its_folder_synced_after_the_swap(tmp_path, monkeypatch):
+    import json
+    import os
+    policy.mark_pending(tmp_path, "alice", ["0000000100000001"], "the LLM timed out")
+    policy.mark_pending(tmp_path, "bob", ["0000000200000002"], "the LLM timed out")
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):  # which path each fsync made durable, and what the list held by then
+        held = (tmp_path / policy.PENDING_FILE).read_text(encoding="utf-8")  # the rewrite holds the list's lock
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), [json.loads(ln)["space"] for ln in held.splitlines()]))
+        real(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    policy.rewrite_pending(tmp_path, 1, [])
+    assert [e["space"] for e in policy.pending(tmp_path)] == ["bob"]
+    assert (tmp_path / policy.PENDING_FILE).stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [policy.PENDING_FILE]  # no temp file left beside it
+    # before: the file's temp copy was synced, the folder never, so a crash after the rename could bring
+    # back the list the pass had replaced (its turns extracted again, their tries forgotten)
+    assert (str(tmp_path), ["bob"]) in synced, synced
+
+
+def test_a_character_a_crash_tore_is_an_unreadable_line_not_a_stopped_list(tmp_path):
+    policy.mark_pending(tmp_path, "alice", ["0000000100000001"], "the LLM timed out")
+    with open(tmp_path / policy.PENDING_FILE, "ab") as f:
+        f.write('{"space": "李'.encode("utf-8")[:-1])  # the process died inside a Chinese character
+    policy.mark_pending(tmp_path, "carol", ["0000000300000003"], "the LLM timed out")
+    read = policy.pending(tmp_path)
+    assert [e["ids"] for e in read] == [["0000000100000001"], [], ["0000000300000003"]]

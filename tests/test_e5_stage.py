@@ -229,3 +229,26 @@ def test_status_says_how_many_texts_wait_for_the_ranking_model_after_a_big_build
     assert said.returncode == 0 and f"ranking model 0 of {many} texts" in said.stdout, said.stdout
     quiet = mdmem("--home", str(home), "status", env={"MDMEM_RERANK": "false"})
     assert "ranking model" not in quiet.stdout, quiet.stdout
+
+
+def test_search_says_it_ranked_without_the_ranking_model_until_the_vectors_are_filled(tmp_path):
+    import json
+    from cli_process import mdmem
+    from conftest import write_notes
+    from indexer.sync.ranking_vectors import FILL_ALL_UNDER
+    home = tmp_path / "home"
+    write_notes(home, {"user/log.md": "".join(f"- 2026-01-{i % 28 + 1:02d}: walked {i} km by the river\n"
+                                               for i in range(FILL_ALL_UNDER + 20))})
+    assert mdmem("--home", str(home), "index").returncode == 0  # a big build: no ranking vectors yet
+    said = mdmem("--home", str(home), "search", "walked by the river")
+    # before: the same hits and nothing said, while none of them was re-scored by the ranking model
+    assert said.returncode == 0 and said.stdout.count("log.md") == 10, said.stdout + said.stderr
+    assert ("ranked without the ranking model for 10 of 10 hits" in said.stderr
+            and "run `mdmem index` or keep the daemon running" in said.stderr), said.stderr
+    answer = json.loads(mdmem("--home", str(home), "search", "walked by the river", "--json").stdout)
+    assert answer["ranking_pending"] == 10 and all(r["ranking_pending"] for r in answer["results"])
+    assert mdmem("--home", str(home), "index", env={"MDMEM_RANKING_FILL_S": "-1"}).returncode == 0  # fills them all
+    after = mdmem("--home", str(home), "search", "walked by the river")
+    assert after.returncode == 0 and "ranking model" not in after.stderr, after.stderr
+    answer = json.loads(mdmem("--home", str(home), "search", "walked by the river", "--json").stdout)
+    assert "ranking_pending" not in answer and not any("ranking_pending" in r for r in answer["results"])

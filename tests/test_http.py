@@ -135,6 +135,11 @@ def test_a_10_mb_body_is_refused_and_the_server_keeps_answering(server):
 @pytest.mark.parametrize("method, path, body, status, words", [
     ("POST", "/search", b'{"query": ', 400, "not valid JSON"),
     ("POST", "/search", {"query": ""}, 400, "query must be"),
+    ("POST", "/v3/memories/search/", {"query": 5, "filters": {"user_id": "a"}}, 400,
+     'query must be a non-empty string (got 5); e.g. {"query": "food", "filters": {"user_id": "alice"}}'),
+    ("POST", "/search", {"query": "x", "threshold": "high"}, 400,
+     'threshold must be a finite number (got \'high\'); e.g. {"threshold": 0.2}'),
+    ("POST", "/search", b'{"query": "x", "threshold": NaN}', 400, "threshold must be a finite number (got nan)"),
     ("POST", "/search", {"query": "x", "top_k": "many"}, 400, "top_k"),
     # validation's rules: the value given and how to fix it, in mem0's {"detail"} with a 400
     ("POST", "/v2/memories/search/", {"query": "x", "top_k": 0}, 400,

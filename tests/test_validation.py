@@ -106,3 +106,25 @@ def test_mcp_tools_refuse_by_the_same_rules(home):
         text = answer.content[0].text
         name = message.split()[0]
         assert answer.is_error and name in text.lower() and "--" not in text, text
+
+
+@pytest.mark.unit
+def test_mem0s_threshold_is_a_finite_number_or_left_out():
+    from indexer import validation
+    assert validation.threshold(None) is None and validation.threshold(0) == 0.0 and validation.threshold(0.25) == 0.25
+    for bad, shown in (("high", "'high'"), (True, "True"), (float("nan"), "nan"), (float("inf"), "inf"), ([0.2], "[0.2]")):
+        with pytest.raises(ArgumentError) as err:
+            validation.threshold(bad)
+        # before: NaN and Infinity passed (a cut nothing passes, or all); the rest said no value and no body
+        assert str(err.value) == f'threshold must be a finite number (got {shown}); e.g. {{"threshold": 0.2}}'
+
+
+@pytest.mark.unit
+def test_a_query_sent_in_a_body_is_a_string_with_words():
+    from indexer import validation
+    example = '{"query": "food", "filters": {"user_id": "alice"}}'
+    assert validation.query_text("咖啡 coffee", example) == "咖啡 coffee"
+    for bad, got in ((None, ""), ("", " (got '')"), ("  \n", " (got '  \\n')"), (42, " (got 42)"), (["a"], " (got ['a'])")):
+        with pytest.raises(ArgumentError) as err:
+            validation.query_text(bad, example)
+        assert str(err.value) == f"query must be a non-empty string{got}; e.g. {example}"

@@ -14,6 +14,7 @@ from indexer.capture import llm_extract, triggers
 from indexer.capture.triggers import Item
 from indexer.config import CAPTURES
 from indexer.errors import InputError, ProviderError
+from indexer.notes.append import replace_whole
 from indexer.private_files import open_private
 
 POLICIES = CAPTURES
@@ -106,19 +107,17 @@ def rewrite_pending(home: Path, done: int, kept: list[dict]) -> None:
     """The list without the first `done` entries (those a pass read), with `kept` first and every entry appended
     since the pass read it after them; swapped in whole, under the lock every append takes."""
     path = Path(home) / PENDING_FILE
-    with _LOCK:
-        later = _lines(path)[done:]
-        tmp = path.with_name(path.name + ".tmp")
-        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in kept)
-            f.writelines(ln + "\n" for ln in later)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+    with _LOCK:  # its folder synced too: after a crash the list is this one, not the replaced one (extracted twice)
+        replace_whole(path, lambda cur: "".join([*(json.dumps(e, ensure_ascii=False) + "\n" for e in kept),
+                                                 *(ln + "\n" for ln in _split(cur)[done:])]).encode("utf-8"))
 
 
 def _lines(path: Path) -> list[str]:
     try:
-        return [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        return _split(path.read_bytes())
     except FileNotFoundError:
         return []
+
+
+def _split(data: bytes | None) -> list[str]:
+    return [ln for ln in (data or b"").decode("utf-8", "replace").splitlines() if ln.strip()]  # a torn character too

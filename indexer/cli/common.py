@@ -88,16 +88,26 @@ def hit_line(rank: int, hit: Hit, width: int = 160) -> str:
             f"    {text}")
 
 
+def ranking_flags(hits: list[Hit]) -> dict:
+    """What a search answer says beside its results when part of the ranking was missing (docs/JSON.md)."""
+    pending = sum(h.ranking_pending for h in hits)
+    return {**({"degraded": True} if any(h.degraded for h in hits) else {}),
+            **({"ranking_pending": pending} if pending else {})}
+
+
 def print_hits(hits: list[Hit], as_json: bool, explain: bool, query: str = "", cut: dict | None = None) -> None:
     """cut: what was cut of a long query (validation.truncation), said in the JSON and on stderr."""
-    degraded = any(h.degraded for h in hits)
+    flags = ranking_flags(hits)
     if as_json:
         output.emit({"query": query, "results": [h.to_dict(explain) for h in hits],
-                     **({"query_truncated": cut} if cut else {}), **({"degraded": True} if degraded else {})})
+                     **({"query_truncated": cut} if cut else {}), **flags})
         return
     say_cut(cut, "first")
-    if degraded:
+    if flags.get("degraded"):
         click.echo(DEGRADED, err=True)
+    if flags.get("ranking_pending"):
+        click.echo(f"ranked without the ranking model for {flags['ranking_pending']} of {len(hits)} hits (their "
+                   "vectors are still being filled): run `mdmem index` or keep the daemon running", err=True)
     if not hits:
         click.echo("no matches", err=True)
     for i, h in enumerate(hits, 1):

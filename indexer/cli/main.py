@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from indexer.cli import output
-from indexer.cli.common import NOW, SCOPE, CliContext, pass_ctx, print_hits, progress_bar, say_if_empty, warn
+from indexer.cli.common import (NOW, SCOPE, CliContext, pass_ctx, print_hits, progress_bar, ranking_flags,
+                                say_if_empty, warn)
 from indexer.cli.backend import backend
 from indexer.cli.memories import spaces_option
 from indexer import config as config_mod, validation
@@ -113,7 +114,7 @@ def _search_batch(mem, batch, mode, scope, limit, under, min_score, explain, spa
                               **{k: item.get(k, v) for k, v in span.items()})
             cut = validation.truncation(item["query"], most)
             out = {"qid": qid, "results": [h.to_dict(explain) for h in hits], **({"query_truncated": cut} if cut else {}),
-                   **({"degraded": True} if any(h.degraded for h in hits) else {})}
+                   **ranking_flags(hits)}
         except MdmemError as exc:
             warn(f"batch line {n}: {exc}")
             out = {"qid": qid, "results": [], "error": str(exc)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -19,9 +20,10 @@ from starlette.routing import Mount, Route
 from indexer import log
 from indexer.daemon import http_guard as guard
 from indexer.daemon import mem0_api, mem0_platform, recall_api, review_api, ui_api, ui_auth, ui_health
-from indexer.errors import ConflictError, InputError, MdmemError, NotFoundError, StoreError
+from indexer.errors import CallerGoneError, ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
+GONE_CHECK_S = 0.5  # the longest a stage waits to learn whether its client left (the loop answers in microseconds)
 
 
 def _status_of(exc: MdmemError) -> int:
@@ -38,10 +40,12 @@ def _refuse(status: int, detail: str, exc: BaseException | None = None) -> JSONR
                         headers={"Retry-After": str(retry)} if retry else None)
 
 
-def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: bool = False):
+def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: bool = False, reads: bool = False):
     """An async route around a blocking mem0 handler: JSON in, JSON out, errors as {"detail": ...}.
 
     The handler gets the memory, then the path parameters, the query string and the body, in that order.
+    reads: a search, which stops before its next stage once the client has closed its connection (a write
+    always runs to its end).
     """
 
     async def endpoint(request: Request):
@@ -54,8 +58,12 @@ def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: 
             except ValueError as exc:
                 return _refuse(400, f"the body is not valid JSON ({exc}); send an object such as "
                                     '{"query": "tea", "user_id": "alice"}')
+        gone = _gone(request, asyncio.get_running_loop()) if reads else None
         try:
-            return JSONResponse(await run_in_threadpool(_lent_call, request.app.state.lend, handler, args))
+            return JSONResponse(await run_in_threadpool(_lent_call, request.app.state.lend, handler, args, gone))
+        except CallerGoneError:
+            log.get().info("http_search_abandoned", path=request.url.path, why="the client closed its connection")
+            return Response(status_code=499)  # nobody reads it: the connection is closed
         except MdmemError as exc:
             return _refuse(_status_of(exc), str(exc), exc)
         except Exception as exc:  # never a traceback to the caller; the log has it
@@ -65,10 +73,26 @@ def _endpoint(handler, body: bool = False, params: tuple[str, ...] = (), query: 
     return endpoint
 
 
-def _lent_call(lend, handler, args):
+def _lent_call(lend, handler, args, gone=None):
     """The handler on a Memory lent for this call alone (on the worker thread that runs it)."""
     with lend() as mem:
-        return handler(mem, *args)
+        mem.gone = gone
+        try:
+            return handler(mem, *args)
+        finally:
+            mem.gone = None  # the Memory goes back to the pool: the next request is another client's
+
+
+def _gone(request: Request, loop):
+    """Whether the client has closed its connection, asked from the worker thread between a search's stages: a
+    disconnect uvicorn has seen is read on the event loop at once, without waiting for more from the client."""
+
+    def gone() -> bool:
+        try:
+            return asyncio.run_coroutine_threadsafe(request.is_disconnected(), loop).result(GONE_CHECK_S)
+        except Exception:  # a loop shutting down or too busy to answer: the search runs on, as it always did
+            return False
+    return gone
 
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -86,7 +110,7 @@ MEM0_ROUTES = [
     ("/memories", ["POST"], mem0_api.add, {"body": True}),
     ("/memories", ["GET"], mem0_api.list_all, {"query": True}),
     ("/memories", ["DELETE"], mem0_api.delete_all, {"query": True}),
-    ("/search", ["POST"], mem0_platform.search, {"body": True}),
+    ("/search", ["POST"], mem0_platform.search, {"body": True, "reads": True}),
     ("/reset", ["POST"], mem0_api.reset, {}),
     ("/memories/{memory_id}/history", ["GET"], mem0_api.history, {"params": ID}),
     ("/memories/{memory_id}", ["GET"], mem0_api.get, {"params": ID}),
@@ -99,9 +123,9 @@ MEM0_ROUTES = [
     ("/v1/memories", ["POST"], mem0_platform.add, {"body": True}),
     ("/v1/memories", ["GET"], mem0_platform.get_all_v1, {"query": True}),
     ("/v1/memories", ["DELETE"], mem0_platform.delete_all, {"query": True}),
-    ("/v1/memories/search", ["POST"], mem0_platform.search, {"body": True}),
-    ("/v2/memories/search", ["POST"], mem0_platform.search, {"body": True}),
-    ("/v3/memories/search", ["POST"], mem0_platform.search, {"body": True}),
+    ("/v1/memories/search", ["POST"], mem0_platform.search, {"body": True, "reads": True}),
+    ("/v2/memories/search", ["POST"], mem0_platform.search, {"body": True, "reads": True}),
+    ("/v3/memories/search", ["POST"], mem0_platform.search, {"body": True, "reads": True}),
     ("/v2/memories", ["POST"], mem0_platform.get_all, {"query": True, "body": True}),
     ("/v3/memories", ["POST"], mem0_platform.get_all, {"query": True, "body": True}),
     ("/v1/memories/{memory_id}/history", ["GET"], mem0_api.history, {"params": ID}),
@@ -114,7 +138,7 @@ MEM0_ROUTES = [
     ("/v1/entities", ["GET"], mem0_platform.entities, {}),
     ("/v2/entities/{kind}/{name}", ["DELETE"], mem0_platform.delete_entity, {"params": ("kind", "name")}),
     # mdmem's own: the recall block every client injects (SillyTavern's extension, OpenClaw's plugin)
-    ("/v1/recall", ["POST"], recall_api.recall, {"body": True}),
+    ("/v1/recall", ["POST"], recall_api.recall, {"body": True, "reads": True}),
     # what the memory browser (/ui/) reads beside the routes above
     ("/v1/ui/status", ["GET"], ui_health.status, {}),
     ("/v1/ui/doctor", ["POST"], ui_health.checks, {"body": True}),

@@ -156,9 +156,7 @@ def read_down(ranking, want: int, keeps, filtered: bool) -> tuple[list, list]:
 def ranked(mem, body: dict, query: str, space: str | None, limit: int) -> list:
     """Hybrid search inside one space, `threshold`, `shared` and `now` from the body; it counts no access (the
     caller counts the hits it hands out)."""
-    threshold = body.get("threshold")
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-        raise InputError("threshold must be a number, e.g. 0.2")
+    threshold = validation.threshold(body.get("threshold"))
     shared = validation.shared(body.get("shared"))  # mdmem's: the notes outside every space join the ranking
     return mem.search(query, scope=SCOPE, limit=limit, min_score=threshold, bump=False, space=space,
                       spaces=[""] if shared and space else None,

@@ -84,9 +84,7 @@ def search(mem, body) -> dict:
     """POST /search and /v1|v2|v3/memories/search/: hybrid search in the space the ids (top level or in
     filters) name, then the filters' conditions."""
     body = api.body_object(body, '{"query": "what does alice eat", "filters": {"user_id": "alice"}}')
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise InputError('query must be a non-empty string, e.g. {"query": "food", "filters": {"user_id": "alice"}}')
+    query = validation.query_text(body.get("query"), '{"query": "food", "filters": {"user_id": "alice"}}')
     sel = selection(body.get("filters"), body)
     space, key = _space(sel)
     want = api.top_k(body.get("top_k", body.get("limit")))

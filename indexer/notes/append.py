@@ -237,6 +237,17 @@ def swap_bytes_in(path: Path, new: bytes, expect: bytes | None, base: bytes | No
             os.unlink(tmp)
 
 
+def replace_whole(path: Path, make) -> bytes:
+    """Put make(what path holds now, or None) at path atomically: temp file fsynced, swapped in, its folder
+    synced, so what it held is whole or gone after a crash; a save landing in between is read and made again."""
+    for _ in range(ATTEMPTS):
+        cur = read_bytes(path)
+        new = make(cur)
+        if swap_bytes_in(path, new, cur, cur)[0]:
+            return new
+    raise NoteError(f"{path.name}: it kept changing while being written; try again")
+
+
 def _settle(path: Path, tmp: Path, placed: bytes, over: bytes):
     """Our text is at path and what it displaced at tmp; if that is not what ours was made from, a save
     landed in between: put the merge of both in, and again for what that displaces.

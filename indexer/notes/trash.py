@@ -10,8 +10,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.errors import NoteError, for_os_error
-from indexer.notes.append import ATTEMPTS, Target, note_lock, read_bytes, strip_item, swap_bytes_in
+from indexer.errors import for_os_error
+from indexer.notes.append import Target, note_lock, replace_whole, strip_item
 
 FOLDER = ".trash"  # a dot-folder: never indexed, never listed as a note
 HISTORY_FILE = ".mem0-history.jsonl"  # mem0's history log beside the global store's notes (daemon/mem0_events)
@@ -139,8 +139,4 @@ def _row(line: str) -> dict | None:
 
 def _write(path: Path, data: bytes) -> None:
     """Replace the file atomically (temp file, fsync, swap; its folder synced): what it held is whole or gone."""
-    for _ in range(ATTEMPTS):  # only mdmem writes here, under a lock: a second try is already rare
-        cur = read_bytes(path)
-        if swap_bytes_in(path, data, cur, cur)[0]:
-            return
-    raise NoteError(f"{path.name}: it kept changing while being written; try again")
+    replace_whole(path, lambda _cur: data)  # only mdmem writes here, under a lock: a second try is already rare

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from indexer import validation
 from indexer.config import Config
-from indexer.errors import ArgumentError, SearchTimeoutError
+from indexer.errors import ArgumentError, CallerGoneError, SearchTimeoutError
 from indexer.notes.spaces import space_name, space_uri
 from indexer.notes.textseg import MAX_QUERY_TERMS, fts_match_expression, has_han, mostly_han, query_terms
 from indexer.retrieval import timespan
@@ -29,11 +30,15 @@ class Query:
     keep: str = "start"  # the part of a question over max_query_chars that is searched (validation.question)
     deadline: float | None = None  # time.monotonic() past which the search stops (search_within sets it)
     timeout_s: float = 0.0  # the setting the deadline came from, for the message
+    gone: Callable[[], bool] | None = field(default=None, compare=False, repr=False)  # whether the caller left
 
     def in_time(self) -> None:
-        """SearchTimeoutError once the deadline has passed; each stage asks before it starts."""
+        """SearchTimeoutError once the deadline has passed, CallerGoneError once the caller has closed its
+        connection (a server's request); each stage asks before it starts."""
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise self.late()
+        if self.gone is not None and self.gone():
+            raise CallerGoneError("the caller closed its connection; the search stopped before its next stage")
 
     def late(self) -> SearchTimeoutError:
         return SearchTimeoutError(f"the search took longer than search_timeout_s = {self.timeout_s:g} s (the "
@@ -47,11 +52,12 @@ class Query:
 def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | None = None, under=(),
                min_score: float | None = None, explain: bool = False, space: str | None = None,
                since=None, until=None, now=None, span: tuple[str | None, str | None] | None = None,
-               keep: str = "start", deadline: float | None = None, spaces=()) -> Query:
+               keep: str = "start", deadline: float | None = None, spaces=(), gone=None) -> Query:
     """The caller's arguments checked; span: since and until already resolved by timespan.bounds (recall
     resolves them once for all its searches); a text over max_query_chars cut, keeping its `keep` part;
     deadline: a time.monotonic() the search must end by (else search_within gives it search_timeout_s);
-    spaces: several spaces searched as one (names, "" or None for the default space), instead of space."""
+    spaces: several spaces searched as one (names, "" or None for the default space), instead of space;
+    gone: asked before each stage, True once the caller has left (the search stops)."""
     text = validation.question(text, cfg.max_query_chars, keep)
     mode = validation.mode(mode, cfg.mode)
     limit = validation.limit(limit, cfg.limit)
@@ -66,7 +72,7 @@ def make_query(cfg: Config, text: str, mode: str | None = None, limit: int | Non
     since, until = span if span is not None else timespan.bounds(since, until, timespan.today(now, cfg.timezone))
     return Query(text=valid_text(text), mode=mode, limit=limit, under=under, min_score=min_score, explain=explain,
                  space=space, spaces=spaces, since=since, until=until, keep=keep, deadline=deadline,
-                 timeout_s=cfg.search_timeout_s)
+                 timeout_s=cfg.search_timeout_s, gone=gone)
 
 
 def valid_text(text: str) -> str:

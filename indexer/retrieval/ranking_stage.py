@@ -66,9 +66,7 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
     for name, con in cons.items():
         vecs.update({(name, h): v for h, v in sql.e5_vectors(
             con, [hashes[(x.store, x.id)] for x in top if x.store == name]).items()})
-    if not vecs:
-        return ranked
-    try:
+    try:  # asked even when no hit has a vector yet: only a model that answers makes a missing vector worth saying
         qv = qvec.result(aq.q.left()) if qvec is not None else ranking_model.query(aq.text, aq.q.keep)
     except FutureTimeout:  # the deadline passed while the vector was being made: the search stops here
         raise aq.q.late() from None
@@ -78,7 +76,7 @@ def rerank(ranked: list, hashes: dict, cons: dict, aq, pool: int = STAGE_POOL, q
                     if (x.store, hashes[(x.store, x.id)]) in vecs else np.nan for x in top])
     have = ~np.isnan(cos)
     if have.sum() < 2:  # one cosine alone orders nothing
-        return ranked
+        return [x if h else replace(x, ranking_pending=True) for x, h in zip(top, have)] + ranked[pool:]
     han = aq.mostly_han
     fair = cos + np.array([CROSS_SCRIPT if mostly_han(x.content) != han else 0.0 for x in top])
     base = _minmax(np.array([x.score for x in top]))
@@ -103,5 +101,5 @@ def _minmax(xs: np.ndarray) -> np.ndarray:
 
 def _rescore(hit, score: float, cosine: float):
     if np.isnan(cosine):
-        return replace(hit, score=float(score))
+        return replace(hit, score=float(score), ranking_pending=True)
     return replace(hit, score=float(score), signals={**hit.signals, "e5_cosine": round(float(cosine), 6)})
