@@ -23,7 +23,9 @@ from indexer.daemon import mem0_api, mem0_platform, recall_api, review_api, ui_a
 from indexer.errors import CallerGoneError, ConflictError, InputError, MdmemError, NotFoundError, StoreError
 
 START_TIMEOUT_S = 15.0
-GONE_CHECK_S = 0.5  # the longest a stage waits to learn whether its client left (the loop answers in microseconds)
+# the longest a stage waits to learn whether its client left: the loop answers in microseconds, and a loop too
+# busy to answer must not add a pause to every stage of every search
+GONE_CHECK_S = 0.05
 
 
 def _status_of(exc: MdmemError) -> int:
