@@ -124,7 +124,7 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False):
         gather = relevance.gathers(query) or relations.asks_instructions(query)
         if relevance.about_asker(query) and hubness.scored(current) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in current):
-            return hubness.answering(current, gather)
+            return hubness.answering(current, gather, query)
         return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
     return near_best(hits, query, asked_for)
 

@@ -1,0 +1,56 @@
+"""Recall's narrow block: how far under the best corrected score it reaches, and when the ranking's first stays out."""
+
+from test_recall_topics import NOTES
+
+FACTS = [
+    "My sister Hannah works as a vet in Leeds.",
+    "我爸爸退休前是中学物理老师，现在喜欢钓鱼。",
+    "I work at a logistics startup as a data analyst.",
+    "My team lead, Omar, prefers short stand-ups over long meetings.",
+    "I'm writing a conference paper on demand forecasting, due in March.",
+    "每周二晚上我去社区合唱团排练。",
+    "On Friday evenings I play five-a-side football with old classmates.",
+    "我对青霉素过敏。",
+    "I can't eat gluten; bread and pasta give me stomach cramps.",
+    "我最喜欢的水果是芒果。",
+    "We booked a cabin by a lake in Finland for the first week of August.",
+    "The train tickets to Helsinki airport are already paid for.",
+    "我们家住在杭州西湖区，离地铁站步行五分钟。",
+    "My laptop for work is a ThinkPad X1 Carbon.",
+    "我用 Obsidian 记笔记。",
+    "I read mostly crime novels, lately by Tana French.",
+    "我女儿小雨今年十岁，在学小提琴。",
+    "Our parrot Kiwi can say good morning.",
+    "请用简短的要点回答我。",
+    "Don't suggest recipes with mushrooms; I hate them.",
+    "我每天骑电动车上班，大约二十分钟。",
+    "I'm saving for a new bicycle, around 2,000 euros.",
+    "我的牙医诊所在滨江区。",
+    "My flight to Lisbon for the work offsite leaves on October 3.",
+    "我在准备下个月的雅思考试。",
+]
+STORE = {"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
+    f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(FACTS))}
+
+
+def _texts(out):
+    return [m["text"] for m in out["memories"]]
+
+
+def test_the_rankings_first_far_under_the_best_corrected_score_stays_out(make_memory):
+    mem = make_memory(STORE)
+    # before: the note-taking app first (it shares 我用/什么 with the question), then the answer
+    texts = _texts(mem.recall("我在为什么攒钱？"))
+    assert FACTS[21] in texts and FACTS[14] not in texts, texts
+    # the ranking's first stays when it is the answer, or in the other script than the question
+    assert _texts(mem.recall("How long is my commute?")) == [FACTS[20]]
+    assert _texts(mem.recall("Where are we sleeping in Finland?")) == [FACTS[10]]
+
+
+def test_a_narrow_gap_follows_the_spread_of_the_corrected_scores(make_memory):
+    mem = make_memory(NOTES)
+    # before (a fixed 0.01): five memories, the painting lessons and the job among them; the pool's scores lie
+    # close together, so the gap is tighter
+    texts = _texts(mem.recall("What am I preparing for work?"))
+    assert any("roadmap review" in t for t in texts), texts
+    assert not any("油画" in t or "产品经理" in t for t in texts) and len(texts) <= 3, texts
