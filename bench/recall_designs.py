@@ -231,20 +231,15 @@ def by_hubness(narrow=hubness.NARROW_GAP, gather=hubness.GATHER_GAP, answers=hub
         if relevance.about_asker(q) and hubness.scored(hits) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in hits):
             gathering = relevance.gathers(q) or relations.asks_instructions(q)
-            names = ("NARROW_GAP", "GATHER_GAP", "OFF_TOPIC", "NARROW_SPREAD", "FIRST_SPREAD")
-            old = {n: getattr(hubness, n) for n in names}
-            vars(hubness).update(zip(names, (narrow, gather, off_topic, spread or 0.0, first)))
-            try:
-                kept = hubness.answering(hits, gathering, q)
-            finally:
-                vars(hubness).update(old)
+            kept = hubness.answering(hits, gathering, q)
             return _topic(kept, hits) if topics and gathering else kept
         kept = base(hits, q)
         if answers is None or relevance.about_asker(q) or relations.asked_of_asker(q, False) or not hubness.scored(
                 hits):
             return kept
         return kept if hubness.scored(hits)[0].signals["hub"] >= answers else []
-    return cut
+    return recall_narrow.settings(cut, NARROW_GAP=narrow, GATHER_GAP=gather, OFF_TOPIC=off_topic,
+                                  NARROW_SPREAD=spread or 0.0, FIRST_SPREAD=first)
 
 
 VECTORS: dict = {}  # (store, id) -> e5 vector of the captured pools' hits (topic gathering reads them)
@@ -266,6 +261,7 @@ OLD = {"spread": None, "first": np.inf}  # the narrow cut before: a fixed gap, t
 BEFORE = by_hubness(off_topic=-np.inf, **OLD)
 DESIGNS = {
     "live (recall as configured)": None,
+} | {name: recall_narrow.settings(cut, **recall_narrow.BEFORE) for name, cut in {  # the rows measured before
     "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
     "relevance, gap 0.02 (opt-in before)": before_roles(by_relevance()),
     "relevance + asker guard, gap 0.02": before_roles(by_relevance(asker=True)),
@@ -294,8 +290,7 @@ DESIGNS = {
     "before + gathering: memory-to-memory CSLS neighbours (pool 25)": gather.by_neighbours(BEFORE, VECTORS),
     "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02, **OLD),
     "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(**OLD),
-    **recall_narrow.designs(by_hubness, VECTORS),
-}
+}.items()} | recall_narrow.designs(by_hubness, VECTORS)
 
 
 def block(design, captured) -> list:

@@ -11,6 +11,21 @@ from indexer.notes.textseg import mostly_han
 from indexer.retrieval import hubness, relations, relevance
 
 
+BEFORE = {"NARROW_SPREAD": 0.0, "FIRST_SPREAD": float("inf")}  # a fixed narrow gap, the ranking's first always kept
+
+
+def settings(design, **values):
+    """The design cutting with hubness's settings set to `values` (as they were again after)."""
+    def cut(hits, q):
+        old = {name: getattr(hubness, name) for name in values}
+        vars(hubness).update(values)
+        try:
+            return design(hits, q)
+        finally:
+            vars(hubness).update(old)
+    return cut
+
+
 def _narrow(hits, q) -> bool:
     return relevance.about_asker(q) and bool(hubness.scored(hits)) and not any(
         h.signals.get("member") or h.signals.get("role") for h in hits) and not (

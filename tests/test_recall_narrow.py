@@ -54,3 +54,24 @@ def test_a_narrow_gap_follows_the_spread_of_the_corrected_scores(make_memory):
     texts = _texts(mem.recall("What am I preparing for work?"))
     assert any("roadmap review" in t for t in texts), texts
     assert not any("油画" in t or "产品经理" in t for t in texts) and len(texts) <= 3, texts
+
+
+FAMILY = FACTS + [
+    "My mother is a dentist with a small practice downtown.",
+    "Every Christmas I buy my parents and my brother matching sweaters.",
+    "我哥哥在深圳做律师，专门打知识产权官司。",
+    "My brother's kids stay with us for two weeks every summer.",
+    "我爸妈每年秋天去海南住两个月。",
+]
+
+
+def test_a_narrow_question_about_one_of_the_askers_people_keeps_what_the_corrected_score_keeps(make_memory):
+    mem = make_memory({"user/facts.md": STORE["user/facts.md"] + "".join(
+        f"- 2025-04-0{i + 1}: {t}\n" for i, t in enumerate(FAMILY[len(FACTS):]))})
+    # before (the margin's 0.025 alone): the nephews' summer visit beside the brother's job; the sweaters beside it
+    texts = _texts(mem.recall("What job does my brother have?"))
+    assert FAMILY[27] in texts and FAMILY[28] not in texts, texts
+    texts = _texts(mem.recall("我哥哥的孩子什么时候来？"))
+    assert texts[0] == FAMILY[28] and FAMILY[26] not in texts, texts
+    # cut by the corrected score alone (not with the margin), the sweaters came first here
+    assert _texts(mem.recall("Where do my parents go in autumn?")) == [FAMILY[29]]

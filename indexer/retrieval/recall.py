@@ -215,7 +215,8 @@ def _answering(hits, current, gap: float, gather: bool = False):
 
 def about_roles(hits, current, gather: bool):
     """The memories naming whom the question asks about: all of them for a question gathering ("What do you know
-    about my son?"), else those the question's own search found within ANSWER_GAP of the best one's margin."""
+    about my son?"), else those the question's own search found within ANSWER_GAP of the best one's margin and
+    near the best corrected score (hubness.naming_one)."""
     named = [h for h in hits if h.signals.get("role")]
     if gather:
         return named
@@ -223,7 +224,8 @@ def about_roles(hits, current, gather: bool):
     if not own:
         return named[:1]
     own.sort(key=lambda h: -h.signals["margin"])  # the best reading first: the ranking put 我女儿朵朵… over 朵朵对芒果过敏
-    return [h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP]
+    return hubness.naming_one([h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP],
+                              current)
 
 
 def near_best(hits, query: str, asked_for=lambda h: False):
