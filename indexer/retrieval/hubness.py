@@ -174,10 +174,11 @@ def scored(hits) -> list:
 
 
 def answering(hits, gather: bool, query: str = "") -> list:
-    """The memories within narrow_gap (GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC)
-    of the best corrected score, in the ranking's order, and the ranking's first (for a narrow question, unless far
-    under: FIRST_SPREAD): the corrected score alone put an English memory about a bicycle shop over the badminton
-    one for 我固定做什么运动？ (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615)."""
+    """The memories within the narrow gap (NARROW_SPREAD stds of the pool's corrected scores, NARROW_GAP in a small
+    pool; GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC) of the best corrected score, in
+    the ranking's order, and the ranking's first (for a narrow question, unless far under: FIRST_SPREAD): the
+    corrected score alone put an English memory about a bicycle shop over the badminton one for 我固定做什么运动？
+    (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615)."""
     best = scored(hits)
     if not best:
         return []
