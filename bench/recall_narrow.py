@@ -6,6 +6,8 @@ and names no relative or role: hubness.answering's narrow cut.
 
 from __future__ import annotations
 
+import numpy as np
+
 from indexer import ranking_model
 from indexer.notes.textseg import mostly_han
 from indexer.retrieval import hubness, relations, relevance
@@ -65,6 +67,22 @@ def ordered(base, how="borda"):
     return cut
 
 
+def with_margin(base, weight=0.25, gap=0.7, first=1.25):
+    """The narrow cut on the corrected score plus `weight` times the relevance margin (the e5 cosine over the
+    question's encyclopedic level in the memory's language), its gap and the ranking's first in stds of that sum."""
+    def cut(hits, q):
+        pool = [h for h in hubness.scored(hits) if h.signals.get("margin") is not None]
+        if not _narrow(hits, q) or len(pool) < hubness.SPREAD_MIN:
+            return base(hits, q)
+        value = {id(h): h.signals["hub"] + weight * h.signals["margin"] for h in pool}
+        top, spread = max(value.values()), float(np.std(list(value.values())))
+        kept = [h for h in hits if id(h) in value and value[id(h)] >= top - gap * spread]
+        far = id(hits[0]) in value and value[id(hits[0])] < top - first * spread and (
+            mostly_han(hits[0].content) == mostly_han(q))
+        return kept if hits[0] in kept or far else [hits[0], *kept]
+    return cut
+
+
 def designs(by_hubness, vecs) -> dict:
     """The rows bench/recall_designs.py measures (by_hubness: its cut with the narrow cut's settings as arguments)."""
     first = by_hubness(spread=None)
@@ -80,6 +98,9 @@ def designs(by_hubness, vecs) -> dict:
         "narrow: first within 1.25 std + gap 0.6 std": by_hubness(spread=0.6),
         "narrow: first within 1.25 std + gap 0.5 std + reciprocal (k=1)": reciprocal(by_hubness(), vecs),
         "narrow: first within 1.25 std + gap 1.0 std + reciprocal (k=2)": reciprocal(by_hubness(spread=1.0), vecs, 2),
+        "narrow: corrected + 0.25 margin, gap 0.7 std": with_margin(by_hubness()),
+        "narrow: corrected + 0.25 margin, gap 0.5 std": with_margin(by_hubness(), gap=0.5),
+        "narrow: corrected + 0.25 margin, gap 1.0 std": with_margin(by_hubness(), gap=1.0),
         "narrow: first within 1.25 std + gap 0.5 std of the pool's corrected scores (default)": by_hubness(),
     }
 
