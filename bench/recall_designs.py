@@ -2,11 +2,12 @@
 
     python bench/recall_designs.py [--sets focus,zh,facts,apart] [--eval-dir ../shared/eval] [-v]
 
-focus: recall-focus-dev (focus pass per category, precision); zh: bench/zh_memories.py's 40 questions (answer inside
-the block); facts: locomo-facts-dev, one store per conversation (share of the relevant lines inside the block, per
-conversation); apart: bench/recall_gather.apart_set. The pool is what `on_topic` sees under `recall_cut =
-"relevance"` with every question judged, so every design reads the same hits; "gap" over the first 8 of that pool
-approximates the cosine-gap cut (its own search stops at 8 hits); "live" is the block `recall` gives as configured.
+focus: recall-focus-dev (focus pass per category, precision, narrow blocks opening with an answer); zh:
+bench/zh_memories.py's 40 questions (answer inside the block, first); facts: locomo-facts-dev, one store per
+conversation (share of the relevant lines inside the block, per conversation); apart: bench/recall_gather.apart_set.
+The pool is what `on_topic` sees under `recall_cut = "relevance"` with every question judged, so every design reads
+the same hits; "gap" over the first 8 of that pool approximates the cosine-gap cut (its own search stops at 8 hits);
+"live" is the block `recall` gives as configured.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from indexer.retrieval import hubness, relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
 import recall_gather as gather  # noqa: E402
+import recall_narrow  # noqa: E402
 
 LIMIT = 8
 ASKED_ON = "2026-11-25"
@@ -216,31 +218,29 @@ def by_personal_background(over=0.0, gate=False):
 
 
 def by_hubness(narrow=hubness.NARROW_GAP, gather=hubness.GATHER_GAP, answers=hubness.ANSWERS, topics=False,
-               off_topic=hubness.OFF_TOPIC):
+               off_topic=hubness.OFF_TOPIC, spread=hubness.NARROW_SPREAD, first=hubness.FIRST_SPREAD):
     """A question about its asker (no relative or role named): the memories within `narrow` (`gather`) of the best
     hubness-corrected score (retrieval/hubness); a question about anything else is emptied unless its best memory
     stands `answers` above its background level (None: not), else the default before. topics: a gathering
     question also takes the pool's memories as close to the kept ones' centroid (e5) as the farthest kept one.
-    off_topic: hubness.OFF_TOPIC (-inf: no memory of a gathering block leaves it for lying off the topic)."""
+    off_topic: hubness.OFF_TOPIC (-inf: no memory of a gathering block leaves it for lying off the topic).
+    spread: a narrow gap of that many stds of the pool's corrected scores (None: `narrow`); first: how many stds under
+    the best corrected score a narrow block still keeps the ranking's first in the question's script (inf: always)."""
     base = with_roles(by_asker())
 
     def cut(hits, q):
         if relevance.about_asker(q) and hubness.scored(hits) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in hits):
             gathering = relevance.gathers(q) or relations.asks_instructions(q)
-            old = (hubness.NARROW_GAP, hubness.GATHER_GAP, hubness.OFF_TOPIC)
-            hubness.NARROW_GAP, hubness.GATHER_GAP, hubness.OFF_TOPIC = narrow, gather, off_topic
-            try:
-                kept = hubness.answering(hits, gathering)
-            finally:
-                hubness.NARROW_GAP, hubness.GATHER_GAP, hubness.OFF_TOPIC = old
+            kept = hubness.answering(hits, gathering, q)
             return _topic(kept, hits) if topics and gathering else kept
         kept = base(hits, q)
         if answers is None or relevance.about_asker(q) or relations.asked_of_asker(q, False) or not hubness.scored(
                 hits):
             return kept
         return kept if hubness.scored(hits)[0].signals["hub"] >= answers else []
-    return cut
+    return recall_narrow.settings(cut, NARROW_GAP=narrow, GATHER_GAP=gather, OFF_TOPIC=off_topic,
+                                  NARROW_SPREAD=spread or 0.0, FIRST_SPREAD=first)
 
 
 VECTORS: dict = {}  # (store, id) -> e5 vector of the captured pools' hits (topic gathering reads them)
@@ -258,10 +258,12 @@ def _topic(kept, hits):
     return kept + more
 
 
-BEFORE = by_hubness(off_topic=-np.inf)
-OFF_TOPIC = by_hubness()
+OLD = {"spread": None, "first": np.inf}  # the narrow cut before: a fixed gap, the ranking's first always kept
+BEFORE = by_hubness(off_topic=-np.inf, **OLD)
+OFF_TOPIC = by_hubness(**OLD)
 DESIGNS = {
     "live (recall as configured)": None,
+} | {name: recall_narrow.settings(cut, **recall_narrow.BEFORE) for name, cut in {  # the rows measured before
     "gap (cosine gap 0.05, first 8)": before_roles(lambda hits, q: recall_mod.near_best(hits[:LIMIT], q)),
     "relevance, gap 0.02 (opt-in before)": before_roles(by_relevance()),
     "relevance + asker guard, gap 0.02": before_roles(by_relevance(asker=True)),
@@ -278,27 +280,22 @@ DESIGNS = {
     "relations + margin order, 3 best within 0.015 (narrow)": by_margin_order(0.015, 3),
     "relations + personal background 0.06 (others' questions)": by_personal_background(0.06),
     "relations + personal background 0.07, unnamed questions": by_personal_background(0.07, gate=True),
-    "hubness-corrected, narrow 0.01 / gather 0.02, no answer test": by_hubness(answers=None),
-    "hubness-corrected, narrow 0.015 / gather 0.025 + answer test": by_hubness(0.015, 0.025),
-    "hubness-corrected + topic gathering (centroid)": by_hubness(topics=True),
-    "hubness-corrected + answer test 0.045": by_hubness(answers=0.045),
+    "hubness-corrected, narrow 0.01 / gather 0.02, no answer test": by_hubness(answers=None, **OLD),
+    "hubness-corrected, narrow 0.015 / gather 0.025 + answer test": by_hubness(0.015, 0.025, **OLD),
+    "hubness-corrected + topic gathering (centroid)": by_hubness(topics=True, **OLD),
+    "hubness-corrected + answer test 0.045": by_hubness(answers=0.045, **OLD),
     "hubness-corrected, narrow 0.01 / gather 0.02 + answer test 0.02 (default before)": BEFORE,
     "before + gathering: topic as a passage, CSLS, gap 0.01": gather.by_topic(BEFORE, VECTORS),
     "before + gathering: topic CSLS + corrected score, gap 0.015": gather.by_topic(BEFORE, VECTORS, 0.015, True),
     "before + gathering: largest drop of the corrected score after 3": gather.by_largest_drop(BEFORE, lo=3),
     "before + gathering: largest drop of topic + corrected after 3": gather.by_largest_drop(BEFORE, VECTORS, 3, True),
     "before + gathering: memory-to-memory CSLS neighbours (pool 25)": gather.by_neighbours(BEFORE, VECTORS),
-    "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02),
-    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(),
-    "off topic + gathering read by e5 too, breadth >= 0.03": gather.by_reading(OFF_TOPIC, 0.03),
-    "off topic + gathering read by e5 alone, breadth >= 0.015": gather.by_reading(OFF_TOPIC, 0.015, regex=False),
-    **{f"off topic, gathering cut at median + {k} MAD": gather.by_reading(OFF_TOPIC, cut=gather.mad_cut(k))
-       for k in (1.5, 2, 2.5)},
-    "off topic, gathering cut at the largest drop after 3 on topic": gather.by_reading(OFF_TOPIC, cut=gather.fit_drop),
-    "off topic + e5 reading, gathering cut at median + 2 MAD": gather.by_reading(OFF_TOPIC, 0.02, gather.mad_cut(2)),
-    **{f"off topic + e5 reading, gathering gap {c} MAD of the pool": gather.by_reading(OFF_TOPIC, 0.02,
-                                                                                       gather.mad_gap(c)) for c in (1.5, 2)},
-    "off topic + gathering read by e5 too, breadth >= 0.02 (default)": gather.by_reading(OFF_TOPIC, 0.02),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02, **OLD),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(**OLD),
+    **gather.designs(OFF_TOPIC),
+}.items()} | recall_narrow.designs(by_hubness, VECTORS) | {
+    "narrow spread + gathering read by e5 from 0.02": gather.by_reading(by_hubness(), 0.02),
+    "narrow spread + gathering read by e5 from 0.035 (default)": gather.by_reading(by_hubness(), 0.035),
 }
 
 
@@ -319,17 +316,19 @@ def focus_set(eval_dir: Path, tmp: Path):
         pools = capture(mem, [q["query"] for q in queries])
 
     def score(design, verbose=False):
-        cats, prec = collections.defaultdict(list), []
+        cats, prec, first = collections.defaultdict(list), [], []
         for q, pool in zip(queries, pools):
             lines = [line for _, line, _ in block(design, pool)]
             want = {r["start_line"] for r in q["relevant"]}
             ok = (want <= set(lines) and len(lines) <= q["max_lines"]) if want else not lines
             cats[q["category"]].append(ok)
+            if q["category"] == "narrow":
+                first.append(bool(lines) and lines[0] in want)
             if lines:
                 prec.append(sum(x in want for x in lines) / len(lines))
             if verbose and not ok:
                 print(f"    {q['qid']} {q['query']} kept {lines} want {sorted(want)}")
-        return gather.summary(cats, prec)
+        return gather.summary(cats, prec, first)
     return score
 
 
@@ -341,13 +340,14 @@ def zh_set(eval_dir: Path, tmp: Path):
         pools = capture(mem, [c["query"] for c in cases])
 
     def score(design, verbose=False):
-        inside = 0
+        inside = first = 0
         for c, pool in zip(cases, pools):
             texts = [normalise(text) for _, _, text in block(design, pool)]
             inside += normalise(c["memory"]) in texts
+            first += texts[:1] == [normalise(c["memory"])]
             if verbose and normalise(c["memory"]) not in texts:
                 print(f"    lost {c['query']} -> {c['memory']}")
-        return {"inside": round(inside / len(cases), 3)}
+        return {"inside": round(inside / len(cases), 3), "first": round(first / len(cases), 3)}
     return score
 
 

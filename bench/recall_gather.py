@@ -196,11 +196,28 @@ def apart_set(tmp: Path, capture, block):
     return score
 
 
-def summary(cats: dict, prec: list) -> dict:
-    """Focus pass overall and per category, and the mean precision of the non-empty blocks."""
+def summary(cats: dict, prec: list, first: list = ()) -> dict:
+    """Focus pass overall and per category, the mean precision of the non-empty blocks, and the share of narrow
+    blocks opening with an answer (when given)."""
     every = [x for v in cats.values() for x in v]
-    return {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
-            "precision": round(sum(prec) / len(prec), 3)}
+    out = {"focus": round(sum(every) / len(every), 3), **{k: round(sum(v) / len(v), 3) for k, v in cats.items()},
+           "precision": round(sum(prec) / len(prec), 3)}
+    return out | ({"narrow first": round(sum(first) / len(first), 3)} if first else {})
+
+
+def designs(base) -> dict:
+    """The rows bench/recall_designs.py measures for gathering (base: the cut before, with its off-topic rule)."""
+    return {
+        "off topic + gathering read by e5 too, breadth >= 0.03": by_reading(base, 0.03),
+        "off topic + gathering read by e5 alone, breadth >= 0.015": by_reading(base, 0.015, regex=False),
+        **{f"off topic, gathering cut at median + {k} MAD": by_reading(base, cut=mad_cut(k))
+           for k in (1.5, 2, 2.5)},
+        "off topic, gathering cut at the largest drop after 3 on topic": by_reading(base, cut=fit_drop),
+        "off topic + e5 reading, gathering cut at median + 2 MAD": by_reading(base, 0.02, mad_cut(2)),
+        **{f"off topic + e5 reading, gathering gap {c} MAD of the pool": by_reading(base, 0.02,
+                                                                                           mad_gap(c)) for c in (1.5, 2)},
+        "off topic + gathering read by e5 too, breadth >= 0.02 (default before)": by_reading(base, 0.02),
+    }
 
 
 def main() -> None:

@@ -72,6 +72,19 @@ K = 10  # nearest background questions per memory: 3 and 5 were noisier (focus 0
 # (recall-focus-dev: narrow pass 0.727 -> 0.818 at 0.01, broad 0.462 -> 0.615; 0.015 / 0.025: focus 0.711)
 NARROW_GAP = 0.01
 GATHER_GAP = 0.02
+# ...or, over a pool of SPREAD_MIN memories or more, NARROW_SPREAD times the spread (std) of its corrected scores:
+# the pools' std ran 0.010-0.030, and a pool spread wide leaves two answers farther apart (我有什么食物不能吃？: the
+# seafood allergy 0.0101 under the best, std 0.026) than a tight one leaves its next unrelated memory (0.0086 under,
+# std 0.015). No fixed gap did both (0.008: zh memories 0.900; 0.011-0.015: narrow pass 0.818); 0.4-0.6 all did.
+NARROW_SPREAD = 0.5  # 0: NARROW_GAP at any size
+SPREAD_MIN = 10
+# a narrow question's block keeps the ranking's first when it lies in the other script than the question (full text
+# cannot have put it there, and e5 scores it lower: an iPad memory in Chinese for "Which devices does the user
+# own?", 1.12 std under the best) or within FIRST_SPREAD stds of the best corrected score; a first in the question's
+# script further under was never an answer (recall-focus-dev: 3 of 22 narrow blocks, 1.37-1.86 std under; zh
+# memories: 2 of 40, 1.39-1.44 std, the answer then first; 1.0-1.35 measure the same). A gathering block keeps it
+# (broad pass 0.615 -> 0.538 without), and so does a pool under SPREAD_MIN.
+FIRST_SPREAD = 1.25
 # a question not about the asker whose best memory stands under this has nothing in the store that answers it:
 # the unrelated questions of recall-focus-dev scored -0.066..0.011 (0.006 for one the relevance kept; 0.042 for the
 # mixed-script one on its English level alone, see question_levels),
@@ -160,18 +173,37 @@ def scored(hits) -> list:
                   key=lambda h: -h.signals["hub"])
 
 
-def answering(hits, gather: bool) -> list:
-    """The memories within NARROW_GAP (GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC)
-    of the best corrected score, in the ranking's order, and the ranking's first: the corrected score alone put an
-    English memory about a bicycle shop over the badminton one for 我固定做什么运动？ (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818,
-    broad 0.538 -> 0.615)."""
+def answering(hits, gather: bool, query: str = "") -> list:
+    """The memories within the narrow gap (NARROW_SPREAD stds of the pool's corrected scores, NARROW_GAP in a small
+    pool; GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC) of the best corrected score, in
+    the ranking's order, and the ranking's first (for a narrow question, unless far under: FIRST_SPREAD): the
+    corrected score alone put an English memory about a bicycle shop over the badminton one for 我固定做什么运动？
+    (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615)."""
     best = scored(hits)
     if not best:
         return []
-    floor = best[0].signals["hub"] - (GATHER_GAP if gather else NARROW_GAP)
+    top, spread = best[0].signals["hub"], float(np.std([h.signals["hub"] for h in best]))
+    wide = len(best) >= SPREAD_MIN  # enough memories for their spread to say how far apart answers lie
+    floor = top - (GATHER_GAP if gather else NARROW_SPREAD * spread if wide and NARROW_SPREAD else NARROW_GAP)
     kept = [h for h in hits if h.signals.get("hub") is not None and not h.signals.get("superseded")
             and h.signals["hub"] >= floor and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
-    return kept if hits[0] in kept else [hits[0], *kept]
+    first = hits[0].signals.get("hub")
+    far = not gather and wide and first is not None and first < top - FIRST_SPREAD * spread and (
+        mostly_han(hits[0].content) == mostly_han(query))
+    return kept if hits[0] in kept or far else [hits[0], *kept]
+
+
+def naming_one(kept, pool) -> list:
+    """A narrow question about one of the asker's people (recall.about_roles): of the memories it keeps, those also
+    within the narrow gap (NARROW_SPREAD stds of the pool's corrected scores) of the best corrected one, in their
+    order; all of them where the corrected scores cannot say (a memory without one, a pool under SPREAD_MIN).
+    recall-focus-dev precision 0.695 -> 0.709 (0.5-1.0 std the same); ordered or cut by the corrected score alone,
+    a gift to the parents came first for "Where do my parents go in autumn?" (tests/test_recall_narrow.py)."""
+    best = scored(pool)
+    if not NARROW_SPREAD or len(best) < SPREAD_MIN or any(h.signals.get("hub") is None for h in kept):
+        return kept
+    floor = max(h.signals["hub"] for h in kept) - NARROW_SPREAD * float(np.std([h.signals["hub"] for h in best]))
+    return [h for h in kept if h.signals["hub"] >= floor]
 
 
 # the answer test asks whether the store answers a question: a keyword search ("温泉", "coffee preference") asks

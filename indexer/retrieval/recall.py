@@ -126,7 +126,7 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, 
         gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home)
         if relevance.about_asker(query) and hubness.scored(current) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in current):
-            return hubness.answering(current, gather)
+            return hubness.answering(current, gather, query)
         return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
     return near_best(hits, query, asked_for)
 
@@ -217,7 +217,8 @@ def _answering(hits, current, gap: float, gather: bool = False):
 
 def about_roles(hits, current, gather: bool):
     """The memories naming whom the question asks about: all of them for a question gathering ("What do you know
-    about my son?"), else those the question's own search found within ANSWER_GAP of the best one's margin."""
+    about my son?"), else those the question's own search found within ANSWER_GAP of the best one's margin and
+    near the best corrected score (hubness.naming_one)."""
     named = [h for h in hits if h.signals.get("role")]
     if gather:
         return named
@@ -225,7 +226,8 @@ def about_roles(hits, current, gather: bool):
     if not own:
         return named[:1]
     own.sort(key=lambda h: -h.signals["margin"])  # the best reading first: the ranking put 我女儿朵朵… over 朵朵对芒果过敏
-    return [h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP]
+    return hubness.naming_one([h for h in own if h.signals["margin"] >= own[0].signals["margin"] - ANSWER_GAP],
+                              current)
 
 
 def near_best(hits, query: str, asked_for=lambda h: False):
