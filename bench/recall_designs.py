@@ -1,6 +1,6 @@
 """Recall cuts compared offline: each question's pool is collected once through `recall`, each design cuts it.
 
-    python bench/recall_designs.py [--sets focus,zh,facts] [--eval-dir ../shared/eval] [-v]
+    python bench/recall_designs.py [--sets focus,zh,facts] [--eval-dir ../shared/eval] [--embedder NAME] [-v]
 
 focus: recall-focus-dev (focus pass per category, precision); zh: bench/zh_memories.py's 40 questions (answer inside
 the block); facts: locomo-facts-dev, one store per conversation (share of the relevant lines inside the block, per
@@ -32,10 +32,11 @@ from indexer.memories.add import normalise  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.textseg import mostly_han  # noqa: E402
 from indexer.retrieval import recall as recall_mod  # noqa: E402
-from indexer.retrieval import hubness, relations, relevance  # noqa: E402
+from indexer.retrieval import hubness, opinion, relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
 import recall_gather as gather  # noqa: E402
+import recall_opinion  # noqa: E402
 
 LIMIT = 8
 ASKED_ON = "2026-11-25"
@@ -58,7 +59,8 @@ def capture(mem: Memory, questions: list[str], now: str | None = None) -> list:
         seen.clear()
         recall_mod.recall(q, cfg=mem.cfg, search=search, record_access=mem.writer.record_access, warn=print,
                           judge=lambda hits, query: True, cut=spy,
-                          vectors=lambda hits: hubness.vectors(mem.stores("all"), hits))
+                          vectors=lambda hits: hubness.vectors(mem.stores("all"), hits), second=lambda hits, q:
+                          opinion.attach(hits, q, mem.stores("all"), mem.embedder, mem.cfg.home))
         out.append((seen.get("pool"), live))
         if seen.get("pool"):
             VECTORS.update(hubness.vectors(mem.stores("all"), seen["pool"][0]))
@@ -288,8 +290,11 @@ DESIGNS = {
     "before + gathering: largest drop of topic + corrected after 3": gather.by_largest_drop(BEFORE, VECTORS, 3, True),
     "before + gathering: memory-to-memory CSLS neighbours (pool 25)": gather.by_neighbours(BEFORE, VECTORS),
     "before + gathering: off topic (mean CSLS to the best 10) < -0.02 leaves": by_hubness(off_topic=-0.02),
-    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default)": by_hubness(),
+    "before + gathering: off topic (mean CSLS to the best 10) < -0.015 leaves (default before)": by_hubness(),
 }
+DESIGNS = {k: v if v is None else recall_opinion.without(v) for k, v in DESIGNS.items()} | recall_opinion.rows(
+    by_hubness())
+SETTINGS = {"env": {}, "recall_cut": "relevance", "ranking_fill_s": -1}  # --embedder adds the embedder
 
 
 def block(design, captured) -> list:
@@ -304,7 +309,7 @@ def focus_set(eval_dir: Path, tmp: Path):
     root = eval_dir / "recall-focus-dev"
     queries = [json.loads(x) for x in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     shutil.copytree(root / "corpus", tmp / "focus")
-    with Memory(cfg=config.load(home=tmp / "focus", env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+    with Memory(cfg=config.load(home=tmp / "focus", **SETTINGS)) as mem:
         mem.index()
         pools = capture(mem, [q["query"] for q in queries])
 
@@ -327,7 +332,7 @@ def focus_set(eval_dir: Path, tmp: Path):
 
 def zh_set(eval_dir: Path, tmp: Path):
     cases = load_cases()
-    with Memory(cfg=config.load(home=tmp / "zh", env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+    with Memory(cfg=config.load(home=tmp / "zh", **SETTINGS)) as mem:
         for text in dict.fromkeys(c["memory"] for c in cases):
             mem.add(text, type="fact")
         pools = capture(mem, [c["query"] for c in cases])
@@ -353,7 +358,7 @@ def facts_set(eval_dir: Path, tmp: Path):
     for scope, group in sorted(by_conv.items()):
         home = tmp / "facts" / scope.strip("/").replace("/", "_")
         shutil.copytree(root / "corpus" / scope, home / scope)
-        with Memory(cfg=config.load(home=home, env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+        with Memory(cfg=config.load(home=home, **SETTINGS)) as mem:
             mem.index()
             pools = capture(mem, [q["query"] for q in group], now=ASKED_ON)
         rows += list(zip(group, pools))
@@ -377,7 +382,9 @@ def main() -> None:
     ap.add_argument("--sets", default="focus,zh,facts")
     ap.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     ap.add_argument("-v", "--verbose", action="store_true", help="list each design's failures")
+    ap.add_argument("--embedder", help="another embedder: sentence-transformers (the bundled MiniLM)")
     args = ap.parse_args()
+    SETTINGS.update({"embedder": args.embedder} if args.embedder else {})
     with tempfile.TemporaryDirectory() as tmp:
         scorers = {name: SETS[name](args.eval_dir, Path(tmp)) for name in args.sets.split(",")}
     for design, cut in DESIGNS.items():

@@ -108,7 +108,7 @@ def question_levels(matrix: np.ndarray, query: str, home=None) -> np.ndarray | N
     or more: "Kubernetes 里 Pod 和 Deployment 有什么区别？") takes the higher of the two for each memory, so a
     memory in either script must stand above what its own language asks of it (that question kept two memories
     with the English level alone; nothing else of recall-focus-dev, zh memories or locomo-facts-dev moved)."""
-    if len(_LATIN_WORD.findall(query)) >= 2 and len(_HAN.findall(query)) >= 2:
+    if both_scripts(query):
         zh, en = levels(matrix, True, home), levels(matrix, False, home)
         return None if zh is None or en is None else np.maximum(zh, en)
     return levels(matrix, mostly_han(query), home)
@@ -116,6 +116,10 @@ def question_levels(matrix: np.ndarray, query: str, home=None) -> np.ndarray | N
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def both_scripts(query: str) -> bool:
+    return len(_LATIN_WORD.findall(query)) >= 2 and len(_HAN.findall(query)) >= 2
 
 
 def attach(hits: list, query: str, vecs: dict, home=None) -> list:
@@ -164,13 +168,16 @@ def answering(hits, gather: bool) -> list:
     """The memories within NARROW_GAP (GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC)
     of the best corrected score, in the ranking's order, and the ranking's first: the corrected score alone put an
     English memory about a bicycle shop over the badminton one for 我固定做什么运动？ (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818,
-    broad 0.538 -> 0.615)."""
+    broad 0.538 -> 0.615). A narrow question reads e5's and the embedder's score together where the hits have both
+    (`hub_both`, retrieval/opinion)."""
     best = scored(hits)
     if not best:
         return []
-    floor = best[0].signals["hub"] - (GATHER_GAP if gather else NARROW_GAP)
-    kept = [h for h in hits if h.signals.get("hub") is not None and not h.signals.get("superseded")
-            and h.signals["hub"] >= floor and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
+    key = "hub_both" if not gather and all(h.signals.get("hub_both") is not None for h in best) else "hub"
+    top = max(h.signals[key] for h in best)
+    floor = top - (GATHER_GAP if gather else NARROW_GAP)
+    kept = [h for h in hits if h.signals.get(key) is not None and not h.signals.get("superseded")
+            and h.signals[key] >= floor and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
     return kept if hits[0] in kept else [hits[0], *kept]
 
 
