@@ -54,7 +54,12 @@ def background(embedder, han: bool, home=None) -> np.ndarray:
 
 def agreement(embedder, home=None) -> dict | None:
     """{(question is Han, memory is Han): correlation of the embedder's cosines between the background questions with
-    e5's}, or None without e5."""
+    e5's}, or None without e5; once per process and model."""
+    return ranking_model.remembered(("agreement", embedder.model_id, ranking_model.model_id()),
+                                    lambda: _agreement(embedder, home))
+
+
+def _agreement(embedder, home=None) -> dict | None:
     e5 = {han: ranking_model.background(hubness.QUESTIONS_ZH if han else hubness.QUESTIONS_EN, "query", home)
           for han in (True, False)}
     if any(m is None or not len(m) for m in e5.values()):
