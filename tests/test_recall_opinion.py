@@ -10,6 +10,7 @@ import pytest
 from indexer import ranking_model
 from indexer.models import Hit
 from indexer.retrieval import hubness, opinion
+from test_recall_topics import _texts
 
 FACTS = [
     "I work as a civil engineer designing bridges for the city council.",
@@ -35,12 +36,15 @@ FACTS = [
     "I write code mostly in Rust these days, some TypeScript for the front end.",
     "我在准备下个月的一级建造师考试。",
 ]
-NOTES = {"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
-    f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(FACTS))}
 
 
-def _texts(out):
-    return [m["text"] for m in out["memories"]]
+def _note(texts) -> dict:
+    """One memory note, a memory a day."""
+    return {"user/facts.md": "---\ntype: fact\n---\n\n" + "".join(f"- 2025-03-{i + 1:02d}: {t}\n"
+                                                                for i, t in enumerate(texts))}
+
+
+NOTES = _note(FACTS)
 
 
 def test_the_embedder_takes_a_same_topic_memory_out_of_a_narrow_block(make_memory):
@@ -117,10 +121,7 @@ def test_an_embedder_weak_in_a_language_gives_no_opinion_there(make_memory, mini
     weak = opinion.agreement(minilm)
     assert weak[True, True] < opinion.AGREES <= weak[False, False] and weak[True, False] < opinion.AGREES
     assert all(v >= opinion.AGREES for v in opinion.agreement(usem3).values())
-    english = [t for t in FACTS if t.isascii()]
-    mem = make_memory({"user/facts.md": "---\ntype: fact\n---\n\n" + "".join(f"- 2025-01-{i + 10}: {t}\n"
-                                                                            for i, t in enumerate(english))},
-                      embedder=minilm)
+    mem = make_memory(_note([t for t in FACTS if t.isascii()]), embedder=minilm)
     seen = {}
     real = opinion.attach
 

@@ -86,12 +86,12 @@ TOPIC_TOP = 10
 OFF_TOPIC = -0.015
 
 
-def vectors(stores, hits) -> dict:
-    """(store, chunk id) -> the hit's e5 vector, for those the stores hold."""
+def vectors(stores, hits, read=sql.e5_vectors_of_chunks) -> dict:
+    """(store, chunk id) -> the hit's e5 vector (read(con, ids): another table's), for those the stores hold."""
     out = {}
     for st in stores:
         ids = [h.id for h in hits if h.store == st.name]
-        out.update({(st.name, i): v for i, v in sql.e5_vectors_of_chunks(st.con, ids).items()})
+        out.update({(st.name, i): v for i, v in read(st.con, ids).items()})
     return out
 
 

@@ -37,11 +37,7 @@ def local(embedder) -> bool:
 
 def vectors(stores, hits) -> dict:
     """(store, chunk id) -> the embedder's vector of the hit, for those the stores hold."""
-    out = {}
-    for st in stores:
-        ids = [h.id for h in hits if h.store == st.name]
-        out.update({(st.name, i): v for i, v in sql.vectors_for_ids(st.con, ids).items()})
-    return out
+    return hubness.vectors(stores, hits, sql.vectors_for_ids)
 
 
 def background(embedder, han: bool, home=None) -> np.ndarray:
