@@ -88,5 +88,5 @@ def rows(base) -> dict:
         "second opinion: narrow block past the first only in the embedder's 2 best": agreeing(base),
         "second opinion: z mean (narrow), unweighted": combined(base, z_mean),
         "second opinion: z mean (narrow), where the embedder agrees with e5": combined(base, None),
-        "second opinion: e5's narrow block less what the weighted z mean leaves out (default)": base,
+        "second opinion: e5's narrow block less what the z mean leaves out (default)": base,
     }
