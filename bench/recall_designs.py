@@ -1,6 +1,6 @@
 """Recall cuts compared offline: each question's pool is collected once through `recall`, each design cuts it.
 
-    python bench/recall_designs.py [--sets focus,zh,facts,apart] [--eval-dir ../shared/eval] [-v]
+    python bench/recall_designs.py [--sets focus,zh,facts,apart] [--eval-dir ../shared/eval] [--embedder NAME] [-v]
 
 focus: recall-focus-dev (focus pass per category, precision, narrow blocks opening with an answer); zh:
 bench/zh_memories.py's 40 questions (answer inside the block, first); facts: locomo-facts-dev, one store per
@@ -33,11 +33,13 @@ from indexer.memories.add import normalise  # noqa: E402
 from indexer.memory import Memory  # noqa: E402
 from indexer.notes.textseg import mostly_han  # noqa: E402
 from indexer.retrieval import recall as recall_mod  # noqa: E402
-from indexer.retrieval import hubness, relations, relevance  # noqa: E402
+from indexer.retrieval import hubness, opinion, relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
+import recall_early as early  # noqa: E402
 import recall_gather as gather  # noqa: E402
 import recall_narrow  # noqa: E402
+import recall_opinion  # noqa: E402
 
 LIMIT = 8
 ASKED_ON = "2026-11-25"
@@ -60,7 +62,8 @@ def capture(mem: Memory, questions: list[str], now: str | None = None) -> list:
         seen.clear()
         recall_mod.recall(q, cfg=mem.cfg, search=search, record_access=mem.writer.record_access, warn=print,
                           judge=lambda hits, query: True, cut=spy,
-                          vectors=lambda hits: hubness.vectors(mem.stores("all"), hits))
+                          vectors=lambda hits: hubness.vectors(mem.stores("all"), hits), second=lambda hits, q:
+                          opinion.attach(hits, q, mem.stores("all"), mem.embedder, mem.cfg.home))
         out.append((seen.get("pool"), live))
         if seen.get("pool"):
             VECTORS.update(hubness.vectors(mem.stores("all"), seen["pool"][0]))
@@ -85,30 +88,6 @@ def by_relevance(gap=0.02, gather=0.05, asker=False, widen=0.0):
         g = (gather if relevance.gathers(q) else gap) + widen * max(0.0, 0.05 - best)
         kept = [h for h in hits if h.relevance is not None and h.relevance >= 0.5 and h.signals["margin"] >= best - g]
         return kept if hits[0] in kept else [hits[0], *kept]
-    return cut
-
-
-def by_pool_level(z0=2.0, gap=0.02):
-    """Against the question's own distribution over its pool: e5 cosine as a z-score, kept from z0 up."""
-    def cut(hits, q):
-        c = np.array([np.nan if h.signals.get("e5_cosine") is None else h.signals["e5_cosine"] for h in hits])
-        ok = ~np.isnan(c)
-        z = (c - np.median(c[ok])) / (c[ok].std() + 1e-9)
-        best = np.nanmax(z)
-        kept = [h for h, v in zip(hits, z) if v >= z0 and v >= best - gap / (c[ok].std() + 1e-9)]
-        return [] if best < z0 else kept if hits[0] in kept else [hits[0], *kept]
-    return cut
-
-
-def by_largest_drop(k=8):
-    """The ranking model's margin between consecutive hits: cut the first k at their largest cosine drop."""
-    def cut(hits, q):
-        top = hits[:k]
-        c = [h.signals.get("e5_cosine") or 0.0 for h in top]
-        order = sorted(range(len(top)), key=lambda i: -c[i])
-        drops = [c[order[i]] - c[order[i + 1]] for i in range(len(order) - 1)]
-        keep = set(order[:1 + int(np.argmax(drops))] if drops else order)
-        return [h for i, h in enumerate(top) if i in keep]
     return cut
 
 
@@ -261,6 +240,7 @@ def _topic(kept, hits):
 OLD = {"spread": None, "first": np.inf}  # the narrow cut before: a fixed gap, the ranking's first always kept
 BEFORE = by_hubness(off_topic=-np.inf, **OLD)
 OFF_TOPIC = by_hubness(**OLD)
+READ = gather.by_reading(by_hubness(), 0.035)  # the narrow cut now, gathering read by e5 too
 DESIGNS = {
     "live (recall as configured)": None,
 } | {name: recall_narrow.settings(cut, **recall_narrow.BEFORE) for name, cut in {  # the rows measured before
@@ -272,8 +252,8 @@ DESIGNS = {
     "asker-scoped, gap 0.02": before_roles(by_asker(0.02)),
     "asker-scoped, gap 0.025 (the default before)": before_roles(by_asker()),
     "asker-scoped, others' gap cut less the hits under 0.5": before_roles(by_asker(only_relevant=True)),
-    "pool level z >= 2": before_roles(by_pool_level()),
-    "largest e5 drop in the first 8": before_roles(by_largest_drop()),
+    "pool level z >= 2": before_roles(early.by_pool_level()),
+    "largest e5 drop in the first 8": before_roles(early.by_largest_drop()),
     "relation words and names, else asker-scoped gap 0.025 (default before)": with_roles(by_asker()),
     "relations + shared words (narrow)": by_shared_words(),
     "relations + margin order, 2 best within 0.01 (narrow)": by_margin_order(),
@@ -295,8 +275,10 @@ DESIGNS = {
     **gather.designs(OFF_TOPIC),
 }.items()} | recall_narrow.designs(by_hubness, VECTORS) | {
     "narrow spread + gathering read by e5 from 0.02": gather.by_reading(by_hubness(), 0.02),
-    "narrow spread + gathering read by e5 from 0.035 (default)": gather.by_reading(by_hubness(), 0.035),
+    "narrow spread + gathering read by e5 from 0.035 (no second opinion)": READ,
 }
+DESIGNS = {k: v if v is None else recall_opinion.without(v) for k, v in DESIGNS.items()} | recall_opinion.rows(READ)
+SETTINGS = {"env": {}, "recall_cut": "relevance", "ranking_fill_s": -1}  # --embedder adds the embedder
 
 
 def block(design, captured) -> list:
@@ -311,7 +293,7 @@ def focus_set(eval_dir: Path, tmp: Path):
     root = eval_dir / "recall-focus-dev"
     queries = [json.loads(x) for x in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     shutil.copytree(root / "corpus", tmp / "focus")
-    with Memory(cfg=config.load(home=tmp / "focus", env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+    with Memory(cfg=config.load(home=tmp / "focus", **SETTINGS)) as mem:
         mem.index()
         pools = capture(mem, [q["query"] for q in queries])
 
@@ -334,7 +316,7 @@ def focus_set(eval_dir: Path, tmp: Path):
 
 def zh_set(eval_dir: Path, tmp: Path):
     cases = load_cases()
-    with Memory(cfg=config.load(home=tmp / "zh", env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+    with Memory(cfg=config.load(home=tmp / "zh", **SETTINGS)) as mem:
         for text in dict.fromkeys(c["memory"] for c in cases):
             mem.add(text, type="fact")
         pools = capture(mem, [c["query"] for c in cases])
@@ -361,7 +343,7 @@ def facts_set(eval_dir: Path, tmp: Path):
     for scope, group in sorted(by_conv.items()):
         home = tmp / "facts" / scope.strip("/").replace("/", "_")
         shutil.copytree(root / "corpus" / scope, home / scope)
-        with Memory(cfg=config.load(home=home, env={}, recall_cut="relevance", ranking_fill_s=-1)) as mem:
+        with Memory(cfg=config.load(home=home, **SETTINGS)) as mem:
             mem.index()
             pools = capture(mem, [q["query"] for q in group], now=ASKED_ON)
         rows += list(zip(group, pools))
@@ -385,7 +367,9 @@ def main() -> None:
     ap.add_argument("--sets", default="focus,zh,facts")
     ap.add_argument("--eval-dir", type=Path, default=default_eval_dir())
     ap.add_argument("-v", "--verbose", action="store_true", help="list each design's failures")
+    ap.add_argument("--embedder", help="another embedder: sentence-transformers (the bundled MiniLM)")
     args = ap.parse_args()
+    SETTINGS.update({"embedder": args.embedder} if args.embedder else {})
     with tempfile.TemporaryDirectory() as tmp:
         scorers = {name: SETS[name](args.eval_dir, Path(tmp)) for name in args.sets.split(",")}
     for design, cut in DESIGNS.items():

@@ -245,7 +245,7 @@ class Memory:
         spaces: more spaces in the same ranking as `space` ("" = the notes outside every space); max_tokens: a
         budget in tokens (estimated as the chunker counts them) instead of, or besides, max_chars."""
         from indexer.notes.spaces import space_name
-        from indexer.retrieval import hubness
+        from indexer.retrieval import hubness, opinion
         from indexer.retrieval.recall import recall
         from indexer.retrieval.timespan import bounds
         from indexer.retrieval import timewindow
@@ -266,7 +266,9 @@ class Memory:
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
                      dated=span != (None, None), max_tokens=max_tokens,
                      vectors=lambda hits: hubness.vectors(self.stores(scope), hits),
-                     names=tuple(n for n in (space, *several) if n))
+                     names=tuple(n for n in (space, *several) if n),
+                     second=(lambda hits, q: opinion.attach(hits, q, self.stores(scope), self.embedder, self.cfg.home))
+                     if hubness.OPINION_SPREAD else None)
         return timewindow.tell_recall({**res, "query_truncated": cut} if cut else res, window)
 
     # -- agents: read back, correct and forget one memory (logic in memories/get.py and memories/edit.py) -------

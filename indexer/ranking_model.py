@@ -88,33 +88,55 @@ def background(texts: tuple[str, ...], role: str = "passage", home: Path | None 
     next process (a one-shot recall took 1.4-1.7 s reading them, 3.8-5.4 s making them: docs/BENCHMARKS.md)."""
     if load(role) is None:
         return None
+    make = passages if role == "passage" else _questions
+    return kept_matrix(texts, lambda: make(list(texts)), model_id(), DIM, role, home)
+
+
+def kept_matrix(texts: tuple[str, ...], make, model: str, dim: int, role: str, home: Path | None = None,
+                prefix: str = "e5") -> np.ndarray:
+    """make()'s (len(texts), dim) matrix for a fixed tuple of texts by one model, made once per process and kept in
+    <home>/.cache/ as background() keeps e5's; the embedder's vectors of recall's background questions too
+    (retrieval/opinion: prefix "embedder", model its model id)."""
+    key = ("background", prefix, model, role, texts)
     with _lock:
-        kept = _state.get(("background", role, texts))
+        kept = _state.get(key)
     if kept is None:
-        path = _cache_file(Path(home) / CACHE_DIR, texts, role) if home is not None else None
-        kept = _read_cached(path, len(texts)) if path is not None else None
+        path = _cache_file(Path(home) / CACHE_DIR, texts, role, model, prefix) if home is not None else None
+        kept = _read_cached(path, len(texts), dim) if path is not None else None
         if kept is None:
-            kept = passages(list(texts)) if role == "passage" else _questions(list(texts))
-            if path is not None and kept.shape == (len(texts), DIM):
+            kept = make()
+            if path is not None and kept.shape == (len(texts), dim):
                 _write_cached(path, kept)
         with _lock:
-            _state[("background", role, texts)] = kept
+            _state[key] = kept
     return kept
 
 
-def _cache_file(folder: Path, texts: tuple[str, ...], role: str) -> Path:
+def remembered(key: tuple, make):
+    """make()'s value, made once per process for key: what depends on the loaded models alone (retrieval/opinion's
+    agreement of the embedder with e5 took 90 ms a recall on a loaded two-core machine)."""
+    with _lock:
+        if ("remembered", *key) in _state:
+            return _state["remembered", *key]
+    value = make()
+    with _lock:
+        _state["remembered", *key] = value
+    return value
+
+
+def _cache_file(folder: Path, texts: tuple[str, ...], role: str, model: str | None = None, prefix: str = "e5") -> Path:
     """One file per model, role and texts: another model or a changed list reads a file of its own, never stale rows."""
-    key = json.dumps([model_id(), role, list(texts)], ensure_ascii=False).encode("utf-8")
-    return folder / f"e5-{role}-{hashlib.sha256(key).hexdigest()[:32]}.npy"
+    key = json.dumps([model or model_id(), role, list(texts)], ensure_ascii=False).encode("utf-8")
+    return folder / f"{prefix}-{role}-{hashlib.sha256(key).hexdigest()[:32]}.npy"
 
 
-def _read_cached(path: Path, rows: int) -> np.ndarray | None:
-    """The kept matrix, or None unless it holds `rows` finite float32 rows of DIM (missing, truncated, foreign)."""
+def _read_cached(path: Path, rows: int, dim: int = DIM) -> np.ndarray | None:
+    """The kept matrix, or None unless it holds `rows` finite float32 rows of dim (missing, truncated, foreign)."""
     try:
         m = np.load(path, allow_pickle=False)
     except Exception:  # missing, unreadable, truncated or not a .npy: computed again
         return None
-    ok = isinstance(m, np.ndarray) and m.dtype == np.float32 and m.shape == (rows, DIM) and bool(np.isfinite(m).all())
+    ok = isinstance(m, np.ndarray) and m.dtype == np.float32 and m.shape == (rows, dim) and bool(np.isfinite(m).all())
     return m if ok else None
 
 

@@ -77,6 +77,12 @@ GATHER_GAP = 0.02
 # seafood allergy 0.0101 under the best, std 0.026) than a tight one leaves its next unrelated memory (0.0086 under,
 # std 0.015). No fixed gap did both (0.008: zh memories 0.900; 0.011-0.015: narrow pass 0.818); 0.4-0.6 all did.
 NARROW_SPREAD = 0.5  # 0: NARROW_GAP at any size
+# the embedder's second opinion (retrieval/opinion) takes out of a narrow block what lies over OPINION_SPREAD stds
+# under the best on both scores together; 0: not asked. Not heard by default: at 1.0 recall-focus-dev precision
+# 0.724 -> 0.752 (zh memories, locomo-facts-dev the same), but the apart set lost a broad question read as narrow
+# (我平时用什么电子产品？ kept one of its two answers: pass 0.542 -> 0.500); at 0.5 zh memories 0.975 -> 0.950 too;
+# at 1.5 it changes nothing (bench/recall_opinion.py)
+OPINION_SPREAD = 0.0
 SPREAD_MIN = 10
 # a narrow question's block keeps the ranking's first when it lies in the other script than the question (full text
 # cannot have put it there, and e5 scores it lower: an iPad memory in Chinese for "Which devices does the user
@@ -99,12 +105,12 @@ TOPIC_TOP = 10
 OFF_TOPIC = -0.015
 
 
-def vectors(stores, hits) -> dict:
-    """(store, chunk id) -> the hit's e5 vector, for those the stores hold."""
+def vectors(stores, hits, read=sql.e5_vectors_of_chunks) -> dict:
+    """(store, chunk id) -> the hit's e5 vector (read(con, ids): another table's), for those the stores hold."""
     out = {}
     for st in stores:
         ids = [h.id for h in hits if h.store == st.name]
-        out.update({(st.name, i): v for i, v in sql.e5_vectors_of_chunks(st.con, ids).items()})
+        out.update({(st.name, i): v for i, v in read(st.con, ids).items()})
     return out
 
 
@@ -121,7 +127,7 @@ def question_levels(matrix: np.ndarray, query: str, home=None) -> np.ndarray | N
     or more: "Kubernetes 里 Pod 和 Deployment 有什么区别？") takes the higher of the two for each memory, so a
     memory in either script must stand above what its own language asks of it (that question kept two memories
     with the English level alone; nothing else of recall-focus-dev, zh memories or locomo-facts-dev moved)."""
-    if len(_LATIN_WORD.findall(query)) >= 2 and len(_HAN.findall(query)) >= 2:
+    if both_scripts(query):
         zh, en = levels(matrix, True, home), levels(matrix, False, home)
         return None if zh is None or en is None else np.maximum(zh, en)
     return levels(matrix, mostly_han(query), home)
@@ -129,6 +135,10 @@ def question_levels(matrix: np.ndarray, query: str, home=None) -> np.ndarray | N
 
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def both_scripts(query: str) -> bool:
+    return len(_LATIN_WORD.findall(query)) >= 2 and len(_HAN.findall(query)) >= 2
 
 
 def attach(hits: list, query: str, vecs: dict, home=None) -> list:
@@ -178,15 +188,26 @@ def answering(hits, gather: bool, query: str = "") -> list:
     pool; GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC) of the best corrected score, in
     the ranking's order, and the ranking's first (for a narrow question, unless far under: FIRST_SPREAD): the
     corrected score alone put an English memory about a bicycle shop over the badminton one for 我固定做什么运动？
-    (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615)."""
+    (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615). A narrow question's
+    memory must also lie within that gap of the best on e5's and the embedder's scores together where the hits have
+    both (`hub_both`, retrieval/opinion): the second opinion takes memories out, never puts one in."""
     best = scored(hits)
     if not best:
         return []
-    top, spread = best[0].signals["hub"], float(np.std([h.signals["hub"] for h in best]))
     wide = len(best) >= SPREAD_MIN  # enough memories for their spread to say how far apart answers lie
-    floor = top - (GATHER_GAP if gather else NARROW_SPREAD * spread if wide and NARROW_SPREAD else NARROW_GAP)
-    kept = [h for h in hits if h.signals.get("hub") is not None and not h.signals.get("superseded")
-            and h.signals["hub"] >= floor and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
+    keys = ["hub"] if gather or not OPINION_SPREAD or not all(h.signals.get("hub_both") is not None for h in best) \
+        else ["hub", "hub_both"]
+
+    def gap(key: str) -> float:
+        if gather:
+            return GATHER_GAP
+        times = NARROW_SPREAD if key == "hub" else OPINION_SPREAD
+        return times * float(np.std([h.signals[key] for h in best])) if wide and NARROW_SPREAD else NARROW_GAP
+    floor = {k: max(h.signals[k] for h in best) - gap(k) for k in keys}
+    kept = [h for h in hits if all(h.signals.get(k) is not None and h.signals[k] >= floor[k] for k in keys)
+            and not h.signals.get("superseded")
+            and (not gather or h is hits[0] or h.signals.get("topic_fit", 0) >= OFF_TOPIC)]
+    top, spread = best[0].signals["hub"], float(np.std([h.signals["hub"] for h in best]))
     first = hits[0].signals.get("hub")
     far = not gather and wide and first is not None and first < top - FIRST_SPREAD * spread and (
         mostly_han(hits[0].content) == mostly_han(query))

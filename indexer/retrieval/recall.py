@@ -26,7 +26,7 @@ _FRONT = re.compile(r"^---\n.*?\n(?:---|\.\.\.)\n", re.S)
 
 def recall(query: str, *, cfg, search, record_access, warn, context: str | None = None, limit: int | None = None,
            max_chars: int | None = None, scope: str = "all", dated: bool = False, max_tokens: int | None = None,
-           judge=None, cut=None, vectors=None, names: tuple[str, ...] = ()) -> dict:
+           judge=None, cut=None, vectors=None, names: tuple[str, ...] = (), second=None) -> dict:
     """Best memories for a query as one text block within max_chars; never raises on a broken index.
 
     `search(text, scope, limit)` returns hits with their score components and counts nothing;
@@ -38,6 +38,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
     (`judges` and `on_topic` unless given: bench/recall_designs.py gives its own to compare designs of the cut).
     vectors(hits): {(store, id): e5 vector} of those hits, for the hubness-corrected cut (retrieval/hubness).
     names: the spaces asked in (a user's or a character's): a question naming one is about its asker.
+    second(hits, query): the hits with the embedder's own corrected score beside e5's (retrieval/opinion).
     """
     judge, cut = judge or judges, cut or functools.partial(on_topic, home=cfg.home)
     limit = validation.limit(limit, cfg.recall_limit)  # a bad argument is the caller's to fix: it raises
@@ -76,6 +77,7 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         h.relevance is not None for h in hits) and not any(h.signals.get("in_window") for h in hits)
     if judged and vectors is not None:
         hits = hubness.attach(hits, used, vectors(hits), home=cfg.home)
+        hits = second(hits, used) if second is not None else hits
     # about something else than the asker and their people: no memory stands above what it scores on generic questions
     named = _names(used, names) and not _asker(used)
     elsewhere = bool(hubness.scored(hits)) and hubness.is_question(used) and not _asker(used) and not named and not (
