@@ -36,6 +36,7 @@ from indexer.retrieval import hubness, relations, relevance  # noqa: E402
 from eval import default_eval_dir  # noqa: E402
 from zh_memories import load_cases  # noqa: E402
 import recall_gather as gather  # noqa: E402
+import recall_profile  # noqa: E402
 
 LIMIT = 8
 ASKED_ON = "2026-11-25"
@@ -299,6 +300,7 @@ DESIGNS = {
     **{f"off topic + e5 reading, gathering gap {c} MAD of the pool": gather.by_reading(OFF_TOPIC, 0.02,
                                                                                        gather.mad_gap(c)) for c in (1.5, 2)},
     "off topic + gathering read by e5 too, breadth >= 0.02 (default)": gather.by_reading(OFF_TOPIC, 0.02),
+    **recall_profile.rows(gather.by_reading(OFF_TOPIC, 0.02), VECTORS),
 }
 
 
