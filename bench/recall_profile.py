@@ -23,34 +23,39 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from indexer import ranking_model  # noqa: E402
-from indexer.retrieval import hubness, relations, relevance  # noqa: E402
+from indexer.notes.textseg import mostly_han  # noqa: E402
+from indexer.retrieval import gathering, hubness, relations, relevance  # noqa: E402
 
+_MORE = gathering.BROAD + gathering.NARROW
+_MORE_EN = tuple(x for x in _MORE if not mostly_han(x))
+_MORE_ZH = tuple(x for x in _MORE if mostly_han(x))
 _Q: dict = {}  # question -> its e5 query vector (one per question over all designs)
 
 
-def _rows(c: np.ndarray, centre: np.ndarray, unit: bool = True) -> np.ndarray:
-    """Columns less `centre`, each language half less its row mean, rows scaled to unit length (unit)."""
+def _rows(c: np.ndarray, centre: np.ndarray, n: int, unit: bool = True) -> np.ndarray:
+    """Columns less `centre`, each language half (the first n columns English) less its row mean, rows scaled to
+    unit length (unit)."""
     c = c - centre
-    n = len(hubness.QUESTIONS_EN)
     c[:, :n] -= c[:, :n].mean(axis=1, keepdims=True)
     c[:, n:] -= c[:, n:].mean(axis=1, keepdims=True)
     return c / (np.linalg.norm(c, axis=1, keepdims=True) + 1e-9) if unit else c
 
 
-def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0) -> np.ndarray | None:
+def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0, more: bool = False) -> np.ndarray | None:
     """Each memory's profile similarity to the question: the correlation (k 0) or its mean over the question's k
-    nearest background questions, each column scaled by its spread over the pool."""
-    en = ranking_model.background(hubness.QUESTIONS_EN, role="query")
-    zh = ranking_model.background(hubness.QUESTIONS_ZH, role="query")
+    nearest background questions, each column scaled by its spread over the pool; more: gathering.py's 100
+    broad and narrow questions join the background questions (English ones to the English half)."""
+    en = ranking_model.background(hubness.QUESTIONS_EN + (_MORE_EN if more else ()), role="query")
+    zh = ranking_model.background(hubness.QUESTIONS_ZH + (_MORE_ZH if more else ()), role="query")
     if en is None or zh is None or qvec is None or not len(mvecs):
         return None
-    bg = np.vstack([en, zh])
+    bg, n = np.vstack([en, zh]), len(en)
     m, qq = mvecs @ bg.T, bg @ bg.T
     np.fill_diagonal(qq, np.nan)
-    q = _rows((qvec @ bg.T)[None, :], np.nanmean(qq, axis=0))[0]
+    q = _rows((qvec @ bg.T)[None, :], np.nanmean(qq, axis=0), n)[0]
     if not k:
-        return _rows(m, m.mean(axis=0)) @ q
-    c = _rows(m / (m.std(axis=0) + 1e-9), (m / (m.std(axis=0) + 1e-9)).mean(axis=0), unit=False)
+        return _rows(m, m.mean(axis=0), n) @ q
+    c = _rows(m / (m.std(axis=0) + 1e-9), (m / (m.std(axis=0) + 1e-9)).mean(axis=0), n, unit=False)
     return c[:, np.argsort(-q)[:k]].mean(axis=1)
 
 
@@ -60,10 +65,10 @@ def qvec(q: str):
     return _Q[q]
 
 
-def sims(hits, q, vecs, k=0) -> dict:
+def sims(hits, q, vecs, k=0, more=False) -> dict:
     """id(hit) -> profile similarity to the question, for the pool's scored hits with a vector."""
     have = [h for h in hubness.scored(hits) if (h.store, h.id) in vecs]
-    s = similarity(qvec(q), np.stack([vecs[(h.store, h.id)] for h in have]), k) if have else None
+    s = similarity(qvec(q), np.stack([vecs[(h.store, h.id)] for h in have]), k, more) if have else None
     return {} if s is None else {id(h): float(v) for h, v in zip(have, s)}
 
 
@@ -73,11 +78,11 @@ def _z(x: np.ndarray) -> np.ndarray:
     return (x - med) / (np.median(np.abs(x - med)) + 1e-9)
 
 
-def blended(hits, q, vecs, w=1.0, k=0) -> list:
+def blended(hits, q, vecs, w=1.0, k=0, more=False) -> list:
     """(hit, score) best first: the corrected score's robust z plus w times the profile similarity's (w None: the
     profile's alone)."""
     sc = [h for h in hubness.scored(hits) if (h.store, h.id) in vecs]
-    s = sims(sc, q, vecs, k)
+    s = sims(sc, q, vecs, k, more)
     if not s:
         return []
     p = _z(np.array([s[id(h)] for h in sc]))
@@ -91,13 +96,13 @@ def _gathering(hits, q) -> bool:
         q) >= 0.02)
 
 
-def by_profile(base, vecs, w=2.0, gap=3.0, k=20):
+def by_profile(base, vecs, w=2.0, gap=3.0, k=20, more=False):
     """(a) A question about its asker read as gathering: the pool's memories within `gap` (robust z) of the best
     blended score, less those hubness.OFF_TOPIC sets aside; the ranking's first stays. Any other: `base`."""
     import recall_gather as rg
 
     def cut(hits, q):
-        ss = blended(hits, q, vecs, w, k) if _gathering(hits, q) else []
+        ss = blended(hits, q, vecs, w, k, more) if _gathering(hits, q) else []
         if not ss:
             return base(hits, q)
         return rg._first_kept(hits, {id(h) for h, z in ss if z >= ss[0][1] - gap and (
@@ -134,6 +139,8 @@ def by_blend(base, vecs, lam=0.01, k=0):
 def rows(base, vecs) -> dict:
     """bench/recall_designs.py's rows for these designs, each beside `base` (the default)."""
     return {"profile (a): gathering cut at 3 robust z of corrected + 2 x profile (top 20)": by_profile(base, vecs),
+            "profile (a), gathering.py's 100 questions in the background too (top 40)": by_profile(
+                base, vecs, k=40, more=True),
             "profile (a): gathering joined by profile correlation >= 3 robust z": by_join(base, vecs),
             "profile (b): corrected score + 0.01 x profile correlation, every asker question": by_blend(base, vecs),
             "profile (b): corrected score + 0.02 x profile (top 20)": by_blend(base, vecs, 0.02, 20)}
