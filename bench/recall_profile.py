@@ -41,10 +41,12 @@ def _rows(c: np.ndarray, centre: np.ndarray, n: int, unit: bool = True) -> np.nd
     return c / (np.linalg.norm(c, axis=1, keepdims=True) + 1e-9) if unit else c
 
 
-def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0, more: bool = False) -> np.ndarray | None:
+def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0, more: bool = False,
+               overlap: bool = False) -> np.ndarray | None:
     """Each memory's profile similarity to the question: the correlation (k 0) or its mean over the question's k
     nearest background questions, each column scaled by its spread over the pool; more: gathering.py's 100
-    broad and narrow questions join the background questions (English ones to the English half)."""
+    broad and narrow questions join the background questions (English ones to the English half); overlap: the share
+    of the question's k nearest background questions among the memory's k nearest (its mean breaks ties)."""
     en = ranking_model.background(hubness.QUESTIONS_EN + (_MORE_EN if more else ()), role="query")
     zh = ranking_model.background(hubness.QUESTIONS_ZH + (_MORE_ZH if more else ()), role="query")
     if en is None or zh is None or qvec is None or not len(mvecs):
@@ -56,7 +58,10 @@ def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0, more: bool = Fal
     if not k:
         return _rows(m, m.mean(axis=0), n) @ q
     c = _rows(m / (m.std(axis=0) + 1e-9), (m / (m.std(axis=0) + 1e-9)).mean(axis=0), n, unit=False)
-    return c[:, np.argsort(-q)[:k]].mean(axis=1)
+    top = np.argsort(-q)[:k]
+    if not overlap:
+        return c[:, top].mean(axis=1)
+    return np.isin(np.argsort(-c, axis=1)[:, :k], top).mean(axis=1) + 1e-3 * c[:, top].mean(axis=1)
 
 
 def qvec(q: str):
@@ -65,10 +70,10 @@ def qvec(q: str):
     return _Q[q]
 
 
-def sims(hits, q, vecs, k=0, more=False) -> dict:
+def sims(hits, q, vecs, k=0, more=False, overlap=False) -> dict:
     """id(hit) -> profile similarity to the question, for the pool's scored hits with a vector."""
     have = [h for h in hubness.scored(hits) if (h.store, h.id) in vecs]
-    s = similarity(qvec(q), np.stack([vecs[(h.store, h.id)] for h in have]), k, more) if have else None
+    s = similarity(qvec(q), np.stack([vecs[(h.store, h.id)] for h in have]), k, more, overlap) if have else None
     return {} if s is None else {id(h): float(v) for h, v in zip(have, s)}
 
 
@@ -78,11 +83,11 @@ def _z(x: np.ndarray) -> np.ndarray:
     return (x - med) / (np.median(np.abs(x - med)) + 1e-9)
 
 
-def blended(hits, q, vecs, w=1.0, k=0, more=False) -> list:
+def blended(hits, q, vecs, w=1.0, k=0, more=False, overlap=False) -> list:
     """(hit, score) best first: the corrected score's robust z plus w times the profile similarity's (w None: the
     profile's alone)."""
     sc = [h for h in hubness.scored(hits) if (h.store, h.id) in vecs]
-    s = sims(sc, q, vecs, k, more)
+    s = sims(sc, q, vecs, k, more, overlap)
     if not s:
         return []
     p = _z(np.array([s[id(h)] for h in sc]))
@@ -96,13 +101,13 @@ def _gathering(hits, q) -> bool:
         q) >= 0.02)
 
 
-def by_profile(base, vecs, w=2.0, gap=3.0, k=20, more=False):
+def by_profile(base, vecs, w=2.0, gap=3.0, k=20, more=False, overlap=False):
     """(a) A question about its asker read as gathering: the pool's memories within `gap` (robust z) of the best
     blended score, less those hubness.OFF_TOPIC sets aside; the ranking's first stays. Any other: `base`."""
     import recall_gather as rg
 
     def cut(hits, q):
-        ss = blended(hits, q, vecs, w, k, more) if _gathering(hits, q) else []
+        ss = blended(hits, q, vecs, w, k, more, overlap) if _gathering(hits, q) else []
         if not ss:
             return base(hits, q)
         return rg._first_kept(hits, {id(h) for h, z in ss if z >= ss[0][1] - gap and (
@@ -141,6 +146,7 @@ def rows(base, vecs) -> dict:
     return {"profile (a): gathering cut at 3 robust z of corrected + 2 x profile (top 20)": by_profile(base, vecs),
             "profile (a), gathering.py's 100 questions in the background too (top 40)": by_profile(
                 base, vecs, k=40, more=True),
+            "profile (a), overlap of the top-20 background questions": by_profile(base, vecs, overlap=True),
             "profile (a): gathering joined by profile correlation >= 3 robust z": by_join(base, vecs),
             "profile (b): corrected score + 0.01 x profile correlation, every asker question": by_blend(base, vecs),
             "profile (b): corrected score + 0.02 x profile (top 20)": by_blend(base, vecs, 0.02, 20)}
