@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from indexer import ranking_model  # noqa: E402
 from indexer.notes.textseg import mostly_han  # noqa: E402
 from indexer.retrieval import gathering, hubness, relations, relevance  # noqa: E402
+import recall_gather as rg  # noqa: E402
 
 _MORE = gathering.BROAD + gathering.NARROW
 _MORE_EN = tuple(x for x in _MORE if not mostly_han(x))
@@ -41,17 +42,22 @@ def _rows(c: np.ndarray, centre: np.ndarray, n: int, unit: bool = True) -> np.nd
     return c / (np.linalg.norm(c, axis=1, keepdims=True) + 1e-9) if unit else c
 
 
+def _background(more: bool = False):
+    """(the English then the Chinese background questions' vectors, how many are English); (None, 0) without e5."""
+    en = ranking_model.background(hubness.QUESTIONS_EN + (_MORE_EN if more else ()), role="query")
+    zh = ranking_model.background(hubness.QUESTIONS_ZH + (_MORE_ZH if more else ()), role="query")
+    return (None, 0) if en is None or zh is None else (np.vstack([en, zh]), len(en))
+
+
 def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0, more: bool = False,
                overlap: bool = False) -> np.ndarray | None:
     """Each memory's profile similarity to the question: the correlation (k 0) or its mean over the question's k
     nearest background questions, each column scaled by its spread over the pool; more: gathering.py's 100
     broad and narrow questions join the background questions (English ones to the English half); overlap: the share
     of the question's k nearest background questions among the memory's k nearest (its mean breaks ties)."""
-    en = ranking_model.background(hubness.QUESTIONS_EN + (_MORE_EN if more else ()), role="query")
-    zh = ranking_model.background(hubness.QUESTIONS_ZH + (_MORE_ZH if more else ()), role="query")
-    if en is None or zh is None or qvec is None or not len(mvecs):
+    bg, n = _background(more)
+    if bg is None or qvec is None or not len(mvecs):
         return None
-    bg, n = np.vstack([en, zh]), len(en)
     m, qq = mvecs @ bg.T, bg @ bg.T
     np.fill_diagonal(qq, np.nan)
     q = _rows((qvec @ bg.T)[None, :], np.nanmean(qq, axis=0), n)[0]
@@ -62,6 +68,18 @@ def similarity(qvec: np.ndarray, mvecs: np.ndarray, k: int = 0, more: bool = Fal
     if not overlap:
         return c[:, top].mean(axis=1)
     return np.isin(np.argsort(-c, axis=1)[:, :k], top).mean(axis=1) + 1e-3 * c[:, top].mean(axis=1)
+
+
+def memory_profiles(mvecs: np.ndarray) -> np.ndarray | None:
+    """The memories' profile correlations with each other (diagonal NaN), columns centred over these memories."""
+    bg, n = _background()
+    if bg is None or not len(mvecs):
+        return None
+    m = mvecs @ bg.T
+    p = _rows(m, m.mean(axis=0), n)
+    out = p @ p.T
+    np.fill_diagonal(out, np.nan)
+    return out
 
 
 def qvec(q: str):
@@ -96,7 +114,6 @@ def blended(hits, q, vecs, w=1.0, k=0, more=False, overlap=False) -> list:
 
 
 def _gathering(hits, q) -> bool:
-    import recall_gather as rg
     return rg._asker_block(hits, q) and (relevance.gathers(q) or relations.asks_instructions(q) or rg.breadth(
         q) >= 0.02)
 
@@ -104,7 +121,6 @@ def _gathering(hits, q) -> bool:
 def by_profile(base, vecs, w=2.0, gap=3.0, k=20, more=False, overlap=False):
     """(a) A question about its asker read as gathering: the pool's memories within `gap` (robust z) of the best
     blended score, less those hubness.OFF_TOPIC sets aside; the ranking's first stays. Any other: `base`."""
-    import recall_gather as rg
 
     def cut(hits, q):
         ss = blended(hits, q, vecs, w, k, more, overlap) if _gathering(hits, q) else []
@@ -115,10 +131,31 @@ def by_profile(base, vecs, w=2.0, gap=3.0, k=20, more=False, overlap=False):
     return cut
 
 
+def by_fit(base, vecs, level=0.0, also=True, pool=30):
+    """(a) A gathering question about its asker: the default gathering cut (hubness.answering), less the memories
+    whose mean profile correlation to the other nine of the 10 best corrected memories (computed over the `pool`
+    best) lies under `level`; also: on top of hubness.OFF_TOPIC, else instead of it."""
+
+    def cut(hits, q):
+        if not _gathering(hits, q):
+            return base(hits, q)
+        cand = [h for h in hubness.scored(hits)[:pool] if (h.store, h.id) in vecs]
+        sim = memory_profiles(np.stack([vecs[(h.store, h.id)] for h in cand])) if len(cand) >= 3 else None
+        if sim is None:
+            return base(hits, q)
+        fit = dict(zip(map(id, cand[:hubness.TOPIC_TOP]), np.nanmean(sim[:hubness.TOPIC_TOP, :hubness.TOPIC_TOP], 1)))
+        old, hubness.OFF_TOPIC = hubness.OFF_TOPIC, hubness.OFF_TOPIC if also else -np.inf
+        try:
+            kept = hubness.answering(hits, True)
+        finally:
+            hubness.OFF_TOPIC = old
+        return rg._first_kept(hits, {id(h) for h in kept if h is hits[0] or fit.get(id(h), level) >= level})
+    return cut
+
+
 def by_join(base, vecs, level=3.0, k=0):
     """(a) A gathering question about its asker: `base`'s block joined by the pool's memories whose profile
     similarity stands `level` robust z or more."""
-    import recall_gather as rg
 
     def cut(hits, q):
         kept = base(hits, q)
@@ -132,7 +169,6 @@ def by_join(base, vecs, level=3.0, k=0):
 def by_blend(base, vecs, lam=0.01, k=0):
     """(b) Every question about its asker: its corrected score plus lam times the profile similarity, then `base`
     with its gaps as they are."""
-    import recall_gather as rg
 
     def cut(hits, q):
         s = sims(hits, q, vecs, k) if rg._asker_block(hits, q) else {}
@@ -147,6 +183,8 @@ def rows(base, vecs) -> dict:
             "profile (a), gathering.py's 100 questions in the background too (top 40)": by_profile(
                 base, vecs, k=40, more=True),
             "profile (a), overlap of the top-20 background questions": by_profile(base, vecs, overlap=True),
+            "profile (a): off topic by profile correlation to the 9 others < -0.05, not CSLS": by_fit(
+                base, vecs, -0.05, also=False),
             "profile (a): gathering joined by profile correlation >= 3 robust z": by_join(base, vecs),
             "profile (b): corrected score + 0.01 x profile correlation, every asker question": by_blend(base, vecs),
             "profile (b): corrected score + 0.02 x profile (top 20)": by_blend(base, vecs, 0.02, 20)}
