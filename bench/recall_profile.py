@@ -9,6 +9,13 @@ language half by the text's own mean (e5 puts a text nearer the questions of its
 "corr", the correlation of the two whole profiles; "top k", the memory's mean (column-scaled) profile over the k
 background questions nearest the question (a free-time question is near those about sports, instruments, books).
 
+Measured (docs/BENCHMARKS.md, "Recall focus, designs compared"; recall-focus-dev pass / precision, default 0.800 /
+0.671, apart 0.625 / 0.768; zh memories and locomo-facts-dev unchanged by every row): the best, a gathering block
+cut 3 robust z under the best of corrected z + 2 x profile z (top 20), 0.800 / 0.683, apart 0.625 / 0.830; its
+neighbours (weight 1-3, gap 2-4, top 10-30) 0.733-0.800, apart pass 0.583-0.667: a lucky point, not kept. Every
+other reading is at most the default's pass. The missed broad answers rank 8th-23rd by profile as by the corrected
+score: a profile reads a topic (an allergy lies near illnesses and food), not what links a memory to the question.
+
     python bench/recall_profile.py [--eval-dir ../shared/eval]
 """
 
