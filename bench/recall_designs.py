@@ -40,6 +40,7 @@ import recall_early as early  # noqa: E402
 import recall_gather as gather  # noqa: E402
 import recall_narrow  # noqa: E402
 import recall_opinion  # noqa: E402
+import recall_profile  # noqa: E402
 
 LIMIT = 8
 ASKED_ON = "2026-11-25"
@@ -276,6 +277,7 @@ DESIGNS = {
 }.items()} | recall_narrow.designs(by_hubness, VECTORS) | {
     "narrow spread + gathering read by e5 from 0.02": gather.by_reading(by_hubness(), 0.02),
     "narrow spread + gathering read by e5 from 0.035 (no second opinion)": READ,
+    **recall_profile.rows(gather.by_reading(OFF_TOPIC, 0.02), VECTORS),
 }
 DESIGNS = {k: v if v is None else recall_opinion.without(v) for k, v in DESIGNS.items()} | recall_opinion.rows(READ)
 SETTINGS = {"env": {}, "recall_cut": "relevance", "ranking_fill_s": -1}  # --embedder adds the embedder
