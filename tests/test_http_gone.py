@@ -4,6 +4,7 @@ import http.client
 import json
 
 import psutil
+import pytest
 
 from conftest import write_notes
 from http_daemon import serving
@@ -44,3 +45,20 @@ def test_a_search_whose_client_left_stops_before_the_ranking_stage(tmp_path, use
             assert models.count("/rerank") == asked
             status, answer = srv.call("POST", "/search", {"query": QUESTION})
             assert status == 200 and "parrot" in answer["results"][0]["memory"] and models.count("/rerank") == asked + 1
+
+
+def test_a_recall_whose_caller_left_stops_as_gone_not_as_recall_unavailable(make_memory):
+    from indexer.errors import CallerGoneError
+    mem = make_memory({"user/pets.md": NOTES["user/pets.md"]})
+    warned = []
+    mem._warn = warned.append
+    mem.gone = lambda: True  # what the HTTP server sets once the client has closed its connection
+    # before: recall took it for a broken index, logged "recall unavailable" and answered an empty block to nobody
+    with pytest.raises(CallerGoneError):
+        mem.recall(QUESTION)
+    assert warned == []
+    mem.gone = None
+    hits = mem.search(QUESTION, bump=False)
+    assert hits and all(h.access_count == 0 for h in hits)  # nothing was counted for the abandoned recall
+    assert "Blue" in mem.recall(QUESTION)["text"]
+
