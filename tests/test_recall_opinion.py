@@ -83,6 +83,15 @@ def test_the_second_opinion_takes_out_and_never_puts_in():
     assert [h.id for h in hubness.answering(plain, gather=False)] == ["m1", "m2", "m3"]
 
 
+def test_the_opinions_spread_is_its_own_when_e5s_gap_is_fixed(monkeypatch):
+    monkeypatch.setattr(hubness, "NARROW_SPREAD", 0.0)  # e5's block by NARROW_GAP at any size
+    both = [0.05, 0.035, 0.03, 0.0, -0.01, -0.02, -0.03, -0.04, -0.05, -0.06]
+    hits = [_hit(i, 0.05 - i * 0.0005, b) for i, b in enumerate(both)]  # e5's scores all within NARROW_GAP
+    assert len(hits) >= hubness.SPREAD_MIN
+    # 1.0 std of the scores together (0.036) under the best; before: NARROW_GAP there too, as if 0.28 std
+    assert [h.id for h in hubness.answering(hits, gather=False)] == ["m0", "m1", "m2"]
+
+
 @pytest.fixture
 def fresh(monkeypatch):
     """A new process as far as kept_matrix() knows, the models kept loaded."""

@@ -201,8 +201,8 @@ def answering(hits, gather: bool, query: str = "") -> list:
     def gap(key: str) -> float:
         if gather:
             return GATHER_GAP
-        times = NARROW_SPREAD if key == "hub" else OPINION_SPREAD
-        return times * float(np.std([h.signals[key] for h in best])) if wide and NARROW_SPREAD else NARROW_GAP
+        times = NARROW_SPREAD if key == "hub" else OPINION_SPREAD  # apart: NARROW_SPREAD 0 leaves the opinion
+        return times * float(np.std([h.signals[key] for h in best])) if wide and times else NARROW_GAP
     floor = {k: max(h.signals[k] for h in best) - gap(k) for k in keys}
     kept = [h for h in hits if all(h.signals.get(k) is not None and h.signals[k] >= floor[k] for k in keys)
             and not h.signals.get("superseded")
