@@ -118,14 +118,14 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, home=None):
+def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, home=None, made=None):
     """The hits that answer: with a calibrated relevance (retrieval/relevance) the block holds the memories
     judged relevant whose margin lies within ANSWER_GAP of the best, and nothing when none is relevant;
-    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies. A question gathers
-    by its words or as e5 reads it (retrieval/gathering; home: where its vectors are kept)."""
+    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies. A question gathers by
+    its words or as e5 reads it (retrieval/gathering; home: where its vectors are kept; made: the search's vectors)."""
     current = [h for h in hits if not h.signals.get("superseded")]
     if judged and any(h.relevance is not None for h in current):
-        gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home)
+        gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home, made)
         if relevance.about_asker(query) and hubness.scored(current) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in current):
             return hubness.answering(current, gather, query)
