@@ -47,11 +47,11 @@ def _note(texts) -> dict:
 NOTES = _note(FACTS)
 
 
-
 @pytest.fixture(autouse=True)
 def heard(monkeypatch):
     """The opinion is not heard by default (retrieval/hubness.OPINION_SPREAD): these tests hear it at 1.0 std."""
     monkeypatch.setattr(hubness, "OPINION_SPREAD", 1.0)
+
 
 def test_the_embedder_takes_a_same_topic_memory_out_of_a_narrow_block(make_memory):
     mem = make_memory(NOTES)
