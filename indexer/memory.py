@@ -3,6 +3,7 @@ writes go to a `Writer` (at once in this process, or as the daemon's jobs)."""
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
@@ -135,10 +136,11 @@ class Memory:
                             under=under, min_score=min_score, explain=explain, bump=bump, space=self._space(space),
                             since=since, until=until, now=now, spaces=self._spaces(self._space(space), spaces))
 
-    def _search(self, query: str, window, *, scope: str, bump: bool, now, **args) -> list[Hit]:
-        """search() within the window given (recall keeps its question's window when it adds context)."""
+    def _search(self, query: str, window, *, scope: str, bump: bool, now, made=None, **args) -> list[Hit]:
+        """search() within the window given (recall keeps its question's window when it adds context); made: the
+        question's vectors by text, filled for the caller (search.search_within)."""
         q = make_query(self.cfg, query, now=now, gone=self.gone, **args)
-        hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window)
+        hits = search_within(self.stores(scope), self.embedder, self.cfg, q, window, made)
         if hits and hits[0].signals.get("ranker_error"):  # said, never raised: the first stage still answered
             self._warn(f"ranked without the ranking model: {hits[0].signals['ranker_error']}")
         if bump:
@@ -246,7 +248,7 @@ class Memory:
         budget in tokens (estimated as the chunker counts them) instead of, or besides, max_chars."""
         from indexer.notes.spaces import space_name
         from indexer.retrieval import hubness, opinion
-        from indexer.retrieval.recall import recall
+        from indexer.retrieval.recall import on_topic, recall
         from indexer.retrieval.timespan import bounds
         from indexer.retrieval import timewindow
         space = self._space(space_name(space))  # a bad name is the caller's mistake, not an index that is down
@@ -257,14 +259,16 @@ class Memory:
         window = timewindow.window_for(query, now, self.cfg)  # so is a bad `now`
         span = bounds(since, until, timewindow.timespan.today(now, self.cfg.timezone))  # a bad date: checked once
         deadline = time.monotonic() + self.cfg.search_timeout_s  # one for all its searches
+        made: dict = {}  # the questions' vectors: the cut reads the question's e5 vector again (retrieval/gathering)
 
         def plain_search(text: str, in_scope: str, n: int) -> list[Hit]:
             return self._search(text, window, scope=in_scope, limit=n, bump=False, space=space, span=span, now=now,
-                                keep="end", deadline=deadline, spaces=several)
+                                keep="end", deadline=deadline, spaces=several, made=made)
 
         res = recall(query, cfg=self.cfg, search=plain_search, record_access=self.writer.record_access,
                      warn=self._warn, context=context, limit=limit, max_chars=max_chars, scope=scope,
                      dated=span != (None, None), max_tokens=max_tokens,
+                     cut=functools.partial(on_topic, home=self.cfg.home, made=made),
                      vectors=lambda hits: hubness.vectors(self.stores(scope), hits),
                      names=tuple(n for n in (space, *several) if n),
                      second=(lambda hits, q: opinion.attach(hits, q, self.stores(scope), self.embedder, self.cfg.home))

@@ -1,7 +1,7 @@
 """A question worded without a list word still gathers when e5 reads it as broad (retrieval/gathering)."""
 
 from indexer import ranking_model
-from indexer.retrieval import gathering
+from indexer.retrieval import gathering, relations, relevance
 
 from test_recall_topics import FACTS, NOTES
 
@@ -27,3 +27,21 @@ def test_e5_reads_broad_and_narrow_questions_of_other_topics():
               "我是哪年考的驾照？", "What am I preparing for work?", "我在为什么攒钱？")
     assert all(gathering.reads(q) for q in broad), [gathering.breadth(ranking_model.query(q)) for q in broad]
     assert not any(gathering.reads(q) for q in narrow), [gathering.breadth(ranking_model.query(q)) for q in narrow]
+
+
+def test_recall_reads_gathering_with_the_vector_its_search_made(make_memory, monkeypatch):
+    mem = make_memory(NOTES)
+    question = "What time is my train to work?"
+    model = ranking_model.load("query")
+    real, asked = model.query, []
+
+    def counted(text, *a, **k):
+        asked.append(text)
+        return real(text, *a, **k)
+    monkeypatch.setattr(model, "query", counted)
+    # no list word: the cut asks e5 whether it gathers
+    assert not relevance.gathers(question) and not relations.asks_instructions(question)
+    asked.clear()
+    assert _texts(mem.recall(question)) == [FACTS[19]]
+    # before: the search's vector and then the gathering reading's, the same question twice
+    assert asked.count(question) == 1, asked

@@ -1,6 +1,6 @@
 """Recall's narrow block: how far under the best corrected score it reaches, and when the ranking's first stays out."""
 
-from test_recall_topics import NOTES
+from test_recall_topics import NOTES, _texts, fact_note
 
 FACTS = [
     "My sister Hannah works as a vet in Leeds.",
@@ -29,12 +29,7 @@ FACTS = [
     "My flight to Lisbon for the work offsite leaves on October 3.",
     "我在准备下个月的雅思考试。",
 ]
-STORE = {"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
-    f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(FACTS))}
-
-
-def _texts(out):
-    return [m["text"] for m in out["memories"]]
+STORE = fact_note(FACTS)
 
 
 def test_the_rankings_first_far_under_the_best_corrected_score_stays_out(make_memory):

@@ -47,11 +47,11 @@ def _note(texts) -> dict:
 NOTES = _note(FACTS)
 
 
-
 @pytest.fixture(autouse=True)
 def heard(monkeypatch):
     """The opinion is not heard by default (retrieval/hubness.OPINION_SPREAD): these tests hear it at 1.0 std."""
     monkeypatch.setattr(hubness, "OPINION_SPREAD", 1.0)
+
 
 def test_the_embedder_takes_a_same_topic_memory_out_of_a_narrow_block(make_memory):
     mem = make_memory(NOTES)
@@ -81,6 +81,15 @@ def test_the_second_opinion_takes_out_and_never_puts_in():
     # a hit without the second score (its vector not made yet): e5's alone, as before
     plain = [first, near, doubted, _hit(4, 0.05 - 3 * gap, None)]
     assert [h.id for h in hubness.answering(plain, gather=False)] == ["m1", "m2", "m3"]
+
+
+def test_the_opinions_spread_is_its_own_when_e5s_gap_is_fixed(monkeypatch):
+    monkeypatch.setattr(hubness, "NARROW_SPREAD", 0.0)  # e5's block by NARROW_GAP at any size
+    both = [0.05, 0.035, 0.03, 0.0, -0.01, -0.02, -0.03, -0.04, -0.05, -0.06]
+    hits = [_hit(i, 0.05 - i * 0.0005, b) for i, b in enumerate(both)]  # e5's scores all within NARROW_GAP
+    assert len(hits) >= hubness.SPREAD_MIN
+    # 1.0 std of the scores together (0.036) under the best; before: NARROW_GAP there too, as if 0.28 std
+    assert [h.id for h in hubness.answering(hits, gather=False)] == ["m0", "m1", "m2"]
 
 
 @pytest.fixture

@@ -27,8 +27,15 @@ FACTS = [
     "Please keep replies under five sentences.",
     "回答我的时候别用太多术语。",
 ]
-NOTES = {"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
-    f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(FACTS))}
+
+
+def fact_note(facts) -> dict:
+    """One memory note holding the facts, nine a month."""
+    return {"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
+        f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(facts))}
+
+
+NOTES = fact_note(FACTS)
 
 
 def _texts(out):

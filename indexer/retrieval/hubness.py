@@ -188,9 +188,10 @@ def answering(hits, gather: bool, query: str = "") -> list:
     pool; GATHER_GAP for a question gathering, less those off its topic: OFF_TOPIC) of the best corrected score, in
     the ranking's order, and the ranking's first (for a narrow question, unless far under: FIRST_SPREAD): the
     corrected score alone put an English memory about a bicycle shop over the badminton one for 我固定做什么运动？
-    (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615). A narrow question's
-    memory must also lie within that gap of the best on e5's and the embedder's scores together where the hits have
-    both (`hub_both`, retrieval/opinion): the second opinion takes memories out, never puts one in."""
+    (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615). With OPINION_SPREAD
+    set (off by default), a narrow question's memory must also lie within OPINION_SPREAD stds (NARROW_GAP in a
+    small pool) of the best on e5's and the embedder's scores together where the hits have both (`hub_both`,
+    retrieval/opinion): the second opinion takes memories out, never puts one in."""
     best = scored(hits)
     if not best:
         return []
@@ -201,8 +202,8 @@ def answering(hits, gather: bool, query: str = "") -> list:
     def gap(key: str) -> float:
         if gather:
             return GATHER_GAP
-        times = NARROW_SPREAD if key == "hub" else OPINION_SPREAD
-        return times * float(np.std([h.signals[key] for h in best])) if wide and NARROW_SPREAD else NARROW_GAP
+        times = NARROW_SPREAD if key == "hub" else OPINION_SPREAD  # apart: NARROW_SPREAD 0 leaves the opinion
+        return times * float(np.std([h.signals[key] for h in best])) if wide and times else NARROW_GAP
     floor = {k: max(h.signals[k] for h in best) - gap(k) for k in keys}
     kept = [h for h in hits if all(h.signals.get(k) is not None and h.signals[k] >= floor[k] for k in keys)
             and not h.signals.get("superseded")

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import replace
 
 from indexer import validation
-from indexer.errors import ArgumentError, MdmemError
+from indexer.errors import ArgumentError, CallerGoneError, MdmemError
 from indexer.models import RECALL_HEADER, recall_source
 from indexer.notes import item_metadata
 from indexer.notes.append import strip_item
@@ -62,6 +62,8 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
             if rewritten:
                 best = max(best, _run(search, rewritten, depth, scope), key=lambda r: r[1])
                 tiers.append(("rewrite", rewritten))
+    except CallerGoneError:
+        raise  # nobody waits for this answer: the server says the client left, not that recall is unavailable
     except (MdmemError, OSError) as exc:
         warn(f"recall unavailable ({exc}); answering without long-term memory")
         return out
@@ -95,18 +97,16 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
         hits = _with_members(hits, search, used, scope)
     elif judged and relations.asked_of_asker(used, relevance.about_asker(used)):
         hits = _with_roles(hits, search, used, scope)
-    kept = cut(hits, used, judged, asked_for)[:limit]
-    kept = [] if elsewhere else kept
+    kept = [] if elsewhere else cut(hits, used, judged, asked_for)[:limit]
     memories = render_memories(kept, max_chars, max_tokens)
     if kept and not memories:  # what answers does not fit the budget: what fits of the rest, as before the cut
         kept = near_best(hits[:limit], used, asked_for)
         memories = render_memories(kept, max_chars, max_tokens)
-    hits = kept
-    if hits and not memories:
-        _too_small(hits, max_chars, max_tokens, cfg)
+    if kept and not memories:
+        _too_small(kept, max_chars, max_tokens, cfg)
     shown = {m["id"] for m in memories}
     try:
-        record_access([h for h in hits if h.id in shown])  # handed to a caller: an access
+        record_access([h for h in kept if h.id in shown])  # handed to a caller: an access
     except MdmemError:
         pass
     text = "\n".join([HEADER] + [m["line"] for m in memories]) if memories else ""
@@ -118,14 +118,14 @@ def recall(query: str, *, cfg, search, record_access, warn, context: str | None 
 ON_TOPIC_GAP = 0.05
 
 
-def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, home=None):
+def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, home=None, made=None):
     """The hits that answer: with a calibrated relevance (retrieval/relevance) the block holds the memories
     judged relevant whose margin lies within ANSWER_GAP of the best, and nothing when none is relevant;
-    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies. A question gathers
-    by its words or as e5 reads it (retrieval/gathering; home: where its vectors are kept)."""
+    without it (ranking model absent, a hit from elsewhere) the older cosine-gap cut applies. A question gathers by
+    its words or as e5 reads it (retrieval/gathering; home: where its vectors are kept; made: the search's vectors)."""
     current = [h for h in hits if not h.signals.get("superseded")]
     if judged and any(h.relevance is not None for h in current):
-        gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home)
+        gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home, made)
         if relevance.about_asker(query) and hubness.scored(current) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in current):
             return hubness.answering(current, gather, query)

@@ -44,13 +44,14 @@ def search(stores: list[Store], embedder, cfg: Config, q: Query, made: dict | No
     return hits[:q.limit]
 
 
-def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window) -> list[Hit]:
+def search_within(stores: list[Store], embedder, cfg: Config, q: Query, window, made: dict | None = None) -> list[Hit]:
     """search() with the window of the query's time words applied and superseded values put below the
     current ones; the signals shown when the query asks to explain. A query without a deadline gets
-    search_timeout_s from now: past it a stage does not start (SearchTimeoutError)."""
+    search_timeout_s from now: past it a stage does not start (SearchTimeoutError). made: the question's
+    vectors by text, left for the caller (recall's gathering reading asks e5's again otherwise)."""
     if q.deadline is None:
         q = dataclasses.replace(q, deadline=time.monotonic() + cfg.search_timeout_s)
-    made: dict = {}  # a query naming a time runs twice (inside the window and out) on one text: embedded once
+    made = {} if made is None else made  # a query naming a time runs twice (inside the window and out): embedded once
     hits = superseded.demote(timewindow.search(lambda one: search(stores, embedder, cfg, one, made), q, window, cfg,
                                                lambda since, until: any(sql.any_dated(st.con, since, until)
                                                                         for st in stores)))
