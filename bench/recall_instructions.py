@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from indexer.retrieval import gathering, hubness, instructions, relations, relevance
+from recall_narrow import settings
+
+from indexer.retrieval import hubness, instructions, relations, relevance
 
 
 def _asker(hits, q) -> bool:
@@ -31,28 +33,13 @@ def after(base):
     return cut
 
 
-def by_margin(base, gap=0.025):
-    """`apart(base)`, and a narrow block (not gathering by its words nor as e5 reads it) keeps only the memories
-    within `gap` of the best ranking-model margin among those kept."""
-    inner = apart(base)
-
-    def cut(hits, q):
-        kept = inner(hits, q)
-        if not _asker(hits, q) or relevance.gathers(q) or relations.asks_instructions(q) or gathering.reads(q):
-            return kept
-        margins = [h.signals["margin"] for h in kept if h.signals.get("margin") is not None]
-        if not margins:
-            return kept
-        return [h for h in kept if h.signals.get("margin") is None or h.signals["margin"] >= max(margins) - gap]
-    return cut
-
-
 def rows(base) -> dict:
     """The named rows recall_designs.py measures beside the others; `base` is the default cut."""
     return {
-        "instructions apart: out of the pool of a question not to the assistant": apart(base),
-        "instructions apart: out of the pool, narrow questions only": apart(base, gathering=False),
-        "instructions apart: out of the block when another memory is kept": after(base),
-        "instructions apart + narrow block within 0.025 of the best margin": by_margin(base),
-        "instructions apart + narrow block within 0.04 of the best margin": by_margin(base, 0.04),
+        "instructions apart: out of the pool of a question not to the assistant": settings(apart(base), MARGIN_GAP=0),
+        "instructions apart: out of the pool, narrow questions only": settings(apart(base, False), MARGIN_GAP=0),
+        "instructions apart: out of the block when another memory is kept": settings(after(base), MARGIN_GAP=0),
+        **{f"instructions apart + narrow block within {v} of the best margin{' (default)' if v == 0.05 else ''}":
+           settings(apart(base), MARGIN_GAP=v) for v in (0.025, 0.03, 0.05, 0.06)},
+        "narrow block within 0.05 of the best margin, instructions kept": base,
     }

@@ -51,3 +51,12 @@ def test_a_chinese_question_about_the_asker_leaves_instructions_out_but_not_fact
     # a memory telling the assistant something and stating a fact of its writer ("I hate them") still answers
     texts = _texts(mem.recall("我忌口什么？"))
     assert FACTS[19] in texts, texts
+
+
+def test_a_narrow_block_keeps_only_memories_near_the_best_margin(make_memory):
+    mem = make_memory(STORE)
+    # before: the mushroom line (within the corrected score's gap, far under the answer's margin) beside the app
+    assert _texts(mem.recall("What do I use to take notes?")) == [FACTS[14]]
+    # a two-answer question keeps both
+    texts = _texts(mem.recall("Where do I travel for work and how?"))
+    assert EXTRA[11] in texts and FACTS[23] in texts, texts
