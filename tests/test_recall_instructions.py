@@ -1,6 +1,6 @@
 """Recall: an instruction to the assistant answers how it should reply, not a question about the asker's own facts."""
 
-from test_recall_narrow import FACTS
+from test_recall_narrow import FACTS, _texts
 
 EXTRA = [
     "When you give me distances, use kilometres, not miles.",
@@ -22,10 +22,6 @@ EXTRA = [
 ALL = FACTS + EXTRA
 STORE = {"user/facts.md": "---\ntype: fact\n---\n\n# Facts\n\n" + "".join(
     f"- 2025-0{1 + i // 9}-1{i % 9}: {t}\n" for i, t in enumerate(ALL))}
-
-
-def _texts(out):
-    return [m["text"] for m in out["memories"]]
 
 
 def test_a_question_about_the_askers_facts_is_not_answered_by_an_instruction(make_memory):
