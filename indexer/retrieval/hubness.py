@@ -195,7 +195,8 @@ def answering(hits, gather: bool, query: str = "") -> list:
     corrected score alone put an English memory about a bicycle shop over the badminton one for 我固定做什么运动？
     (recall-focus-dev: focus 0.778 either way, narrow 0.864 -> 0.818, broad 0.538 -> 0.615). A narrow question's
     memory must also lie within that gap of the best on e5's and the embedder's scores together where the hits have
-    both (`hub_both`, retrieval/opinion): the second opinion takes memories out, never puts one in."""
+    both (`hub_both`, retrieval/opinion): the second opinion takes memories out, never puts one in; and within
+    MARGIN_GAP of the best ranking-model margin kept (within_margin)."""
     best = scored(hits)
     if not best:
         return []
