@@ -40,6 +40,7 @@ import recall_early as early  # noqa: E402
 import recall_gather as gather  # noqa: E402
 import recall_narrow  # noqa: E402
 import recall_opinion  # noqa: E402
+import recall_instructions  # noqa: E402
 import recall_profile  # noqa: E402
 
 LIMIT = 8
@@ -280,6 +281,8 @@ DESIGNS = {
     **recall_profile.rows(gather.by_reading(OFF_TOPIC, 0.02), VECTORS),
 }
 DESIGNS = {k: v if v is None else recall_opinion.without(v) for k, v in DESIGNS.items()} | recall_opinion.rows(READ)
+DESIGNS = {k: v if v is None else recall_narrow.settings(v, MARGIN_GAP=0) for k, v in DESIGNS.items()}  # before it
+DESIGNS |= {k: recall_opinion.without(v) for k, v in recall_instructions.rows(READ).items()}
 SETTINGS = {"env": {}, "recall_cut": "relevance", "ranking_fill_s": -1}  # --embedder adds the embedder
 
 

@@ -16,7 +16,7 @@ from indexer.notes.append import strip_item
 from indexer.notes.spaces import space_of
 from indexer.notes.textseg import count_tokens, cut_by_tokens, mostly_han
 from indexer.providers import llm
-from indexer.retrieval import gathering, hubness, relations, relevance
+from indexer.retrieval import gathering, hubness, instructions, relations, relevance
 from indexer.retrieval.ranking_stage import CROSS_SCRIPT
 
 HEADER = RECALL_HEADER
@@ -128,7 +128,7 @@ def on_topic(hits, query: str, judged: bool = False, asked_for=lambda h: False, 
         gather = relevance.gathers(query) or relations.asks_instructions(query) or gathering.reads(query, home, made)
         if relevance.about_asker(query) and hubness.scored(current) and not any(
                 h.signals.get("member") or h.signals.get("role") for h in current):
-            return hubness.answering(current, gather, query)
+            return hubness.answering(instructions.apart(current, query), gather, query)
         return _answering(hits, current, GATHER_GAP if gather else ANSWER_GAP, gather)
     return near_best(hits, query, asked_for)
 
